@@ -1,0 +1,28 @@
+#include "pjrt_plugin/entry.h"
+
+#include "absl/strings/match.h"
+
+namespace ember::pjrt {
+
+absl::Status CheckArgsHeader(const void* args, size_t struct_size, const char* function,
+                             size_t min_size) {
+  if (args == nullptr) return absl::InvalidArgumentError("args is null");
+  if (struct_size < min_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        function, "_Args.struct_size is ", struct_size, ", smaller than the ", min_size,
+        " bytes of the oldest layout Ember accepts; the caller was built against an "
+        "incompatible PJRT C API header"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AnnotateWithFunction(absl::Status status, const char* function) {
+  if (absl::StartsWith(status.message(), function)) return status;
+  absl::Status annotated(status.code(), absl::StrCat(function, ": ", status.message()));
+  status.ForEachPayload([&](absl::string_view key, const absl::Cord& value) {
+    annotated.SetPayload(key, value);
+  });
+  return annotated;
+}
+
+}  // namespace ember::pjrt

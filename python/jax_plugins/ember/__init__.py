@@ -1,0 +1,32 @@
+"""Registers Ember's PJRT plugin with JAX under the platform name "ember".
+
+JAX imports this module at backend discovery (namespace package `jax_plugins` and the
+`jax_plugins` entry point) and calls `initialize()`. Select Ember with JAX_PLATFORMS=ember.
+Client options come from JAX_PJRT_CLIENT_CREATE_OPTIONS or the EMBER_* environment variables
+(EMBER_HOST_DEVICE_COUNT, EMBER_PLATFORM, EMBER_MEMORY_LIMIT_BYTES).
+"""
+import logging
+import os
+import pathlib
+
+_LOG = logging.getLogger(__name__)
+_LIBRARY_NAME = "libpjrt_ember.so"
+
+
+def library_path():
+    """Path of the plugin library: $EMBER_PJRT_PLUGIN_PATH, else the copy shipped here."""
+    override = os.environ.get("EMBER_PJRT_PLUGIN_PATH")
+    if override:
+        return override
+    return str(pathlib.Path(__file__).resolve().parent / _LIBRARY_NAME)
+
+
+def initialize():
+    path = library_path()
+    if not os.path.exists(path):
+        _LOG.warning("Ember plugin library not found at %s; Ember is not registered", path)
+        return
+    from jax._src import xla_bridge  # pylint: disable=import-outside-toplevel
+
+    # Below the CPU backend's priority: Ember is used when asked for (JAX_PLATFORMS=ember).
+    xla_bridge.register_plugin("ember", priority=400, library_path=path)

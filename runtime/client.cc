@@ -1,0 +1,140 @@
+#include "runtime/client.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/ir/byte_strides.h"
+#include "runtime/host_layout.h"
+#include "stream_executor/platform_factory.h"
+
+namespace ember::runtime {
+
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& options) {
+  if (options.host_device_count < 1 || options.host_device_count > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host_device_count must be between 1 and 1024, got ", options.host_device_count));
+  }
+  se::PlatformOptions se_options;
+  se_options.kind = options.platform;
+  se_options.host_device_count = options.host_device_count;
+  se_options.memory_limit_bytes = options.memory_limit_bytes;
+  std::shared_ptr<Client> client(new Client());
+  EMBER_ASSIGN_OR_RETURN(client->platform_, se::CreatePlatform(se_options));
+  if (options.platform == "auto" && client->platform_->Name() == "host") {
+    client->fallback_reason_ = se::LastAutoFallbackReason();
+  }
+  client->process_index_ = options.process_index;
+  const int count = client->platform_->DeviceCount();
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    EMBER_ASSIGN_OR_RETURN(se::Executor * executor, client->platform_->ExecutorForDevice(ordinal));
+    EMBER_ASSIGN_OR_RETURN(auto compute, executor->CreateStream());
+    EMBER_ASSIGN_OR_RETURN(auto h2d, executor->CreateStream());
+    EMBER_ASSIGN_OR_RETURN(auto d2h, executor->CreateStream());
+    auto device = std::make_unique<Device>(ordinal, options.process_index,
+                                           std::string(client->platform_->Name()), executor,
+                                           std::move(compute), std::move(h2d), std::move(d2h));
+    // Memory kind ids are small positive integers, one per kind, stable across devices.
+    auto memory = std::make_unique<MemorySpace>(ordinal, "device", 1);
+    memory->AddDevice(device.get());
+    device->AddMemory(memory.get());
+    client->device_ptrs_.push_back(device.get());
+    client->memory_ptrs_.push_back(memory.get());
+    client->devices_.push_back(std::move(device));
+    client->memories_.push_back(std::move(memory));
+  }
+  return client;
+}
+
+Client::~Client() {
+  for (auto& device : devices_) device->Drain();
+}
+
+std::string Client::PlatformVersion() const {
+  return absl::StrCat("ember 0.1 (", std::string(platform_->Name()), ", ", devices_.size(), " device",
+                      devices_.size() == 1 ? "" : "s", ")");
+}
+
+absl::StatusOr<Device*> Client::LookupDevice(int64_t id) const {
+  for (Device* device : device_ptrs_) {
+    if (device->id() == id) return device;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("No matching device found for device_id ", id));
+}
+
+absl::StatusOr<Device*> Client::LookupAddressableDevice(int64_t local_hardware_id) const {
+  for (Device* device : device_ptrs_) {
+    if (device->local_hardware_id() == local_hardware_id) return device;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("No matching device found for local_hardware_id ", local_hardware_id));
+}
+
+absl::StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
+                                                                 int num_partitions) const {
+  const int64_t needed = static_cast<int64_t>(num_replicas) * num_partitions;
+  if (needed > static_cast<int64_t>(device_ptrs_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a device assignment of ", num_replicas, " replicas x ", num_partitions,
+        " partitions needs ", needed, " devices; this client has ", device_ptrs_.size()));
+  }
+  std::vector<int> assignment(needed);
+  for (int64_t i = 0; i < needed; ++i) assignment[i] = device_ptrs_[i]->id();
+  return assignment;
+}
+
+absl::StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHostBuffer(
+    const void* data, ir::ElementType type, absl::Span<const int64_t> dims,
+    absl::Span<const int64_t> byte_strides, HostBufferSemantics semantics, MemorySpace* memory,
+    AsyncEventRef* done_with_host_buffer) {
+  if (ir::StorageBytes(type) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot create a buffer of element type ",
+                                                   std::string(ir::ElementTypeName(type))));
+  }
+  EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type, dims));
+  if (data == nullptr && size != 0) {
+    return absl::InvalidArgumentError("host data pointer is null for a non-empty array");
+  }
+  const std::vector<int64_t> dense = RowMajorByteStrides(type, dims);
+  const bool strided = !byte_strides.empty() &&
+                       !std::equal(dense.begin(), dense.end(), byte_strides.begin(), byte_strides.end());
+  if (strided) EMBER_RETURN_IF_ERROR(ValidateByteStrides(type, dims, byte_strides));
+  Device* device = memory->devices().front();
+  EMBER_ASSIGN_OR_RETURN(auto allocation, DeviceAllocation::Allocate(device->executor(), size));
+  AsyncEventRef ready = AsyncEvent::Create();
+  auto buffer = std::make_unique<Buffer>(shared_from_this(), device, memory, type,
+                                         std::vector<int64_t>(dims.begin(), dims.end()), allocation,
+                                         ready);
+  if (size == 0) {
+    ready->Set(absl::OkStatus());
+    *done_with_host_buffer = ready;
+    return buffer;
+  }
+  // The caller's memory is read on the transfer stream unless it may change as soon as we
+  // return, or needs a relayout: then we stage a dense copy now and the caller is free at once.
+  std::shared_ptr<std::vector<uint8_t>> staging;
+  const void* src = data;
+  if (strided || semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
+    staging = std::make_shared<std::vector<uint8_t>>(size);
+    if (strided) {
+      EMBER_RETURN_IF_ERROR(
+          ir::CopyStrided(data, byte_strides, staging->data(), dense, dims, ir::StorageBytes(type)));
+    } else {
+      std::memcpy(staging->data(), data, size);
+    }
+    src = staging->data();
+  }
+  se::Stream* stream = device->h2d_stream();
+  absl::Status enqueued = stream->MemcpyH2D(allocation->memory(), src, size);
+  absl::StatusOr<std::shared_ptr<se::Event>> copied =
+      enqueued.ok() ? stream->RecordEvent() : absl::StatusOr<std::shared_ptr<se::Event>>(enqueued);
+  if (!copied.ok()) return copied.status();
+  (*copied)->AndThen([ready, staging, allocation](absl::Status status) {
+    ready->Set(std::move(status));
+  });
+  *done_with_host_buffer = staging != nullptr ? AsyncEvent::CreateReady() : ready;
+  return buffer;
+}
+
+}  // namespace ember::runtime

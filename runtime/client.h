@@ -1,0 +1,80 @@
+// The runtime client: one platform's devices and memories, and host-to-device transfers.
+// The PJRT layer wraps it as PJRT_Client; nothing here knows the C ABI.
+#ifndef EMBER_RUNTIME_CLIENT_H_
+#define EMBER_RUNTIME_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ir/element_type.h"
+#include "runtime/async_event.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "stream_executor/platform.h"
+
+namespace ember::runtime {
+
+struct ClientOptions {
+  std::string platform = "auto";  // "host", "cuda" or "auto"
+  int host_device_count = 1;
+  std::optional<int64_t> memory_limit_bytes;
+  int process_index = 0;
+};
+
+// How long the caller keeps a host buffer unchanged (PJRT's host-buffer semantics).
+enum class HostBufferSemantics {
+  kImmutableOnlyDuringCall,
+  kImmutableUntilTransferCompletes,
+  kImmutableZeroCopy,
+  kMutableZeroCopy,
+};
+
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  static absl::StatusOr<std::shared_ptr<Client>> Create(const ClientOptions& options);
+  ~Client();
+
+  // "ember" for every platform: JAX selects the plugin by this name.
+  std::string_view platform_name() const { return "ember"; }
+  // The stream-executor platform in use ("host" or "cuda") and why, when "auto" fell back.
+  std::string_view se_platform_name() const { return platform_->Name(); }
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  std::string PlatformVersion() const;
+  int process_index() const { return process_index_; }
+
+  const std::vector<Device*>& devices() const { return device_ptrs_; }
+  const std::vector<Device*>& addressable_devices() const { return device_ptrs_; }
+  const std::vector<MemorySpace*>& memories() const { return memory_ptrs_; }
+
+  absl::StatusOr<Device*> LookupDevice(int64_t id) const;
+  absl::StatusOr<Device*> LookupAddressableDevice(int64_t local_hardware_id) const;
+  // Row-major (replica, partition) device ids.
+  absl::StatusOr<std::vector<int>> DefaultDeviceAssignment(int num_replicas,
+                                                           int num_partitions) const;
+
+  // Copies a host array into a new buffer in `memory`. `byte_strides` empty = dense row-major.
+  // `done_with_host_buffer` is set when `data` may be reused by the caller.
+  absl::StatusOr<std::unique_ptr<Buffer>> BufferFromHostBuffer(
+      const void* data, ir::ElementType type, absl::Span<const int64_t> dims,
+      absl::Span<const int64_t> byte_strides, HostBufferSemantics semantics, MemorySpace* memory,
+      AsyncEventRef* done_with_host_buffer);
+
+ private:
+  Client() = default;
+  std::unique_ptr<se::Platform> platform_;
+  std::string fallback_reason_;
+  int process_index_ = 0;
+  std::vector<std::unique_ptr<MemorySpace>> memories_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<Device*> device_ptrs_;
+  std::vector<MemorySpace*> memory_ptrs_;
+};
+
+}  // namespace ember::runtime
+
+#endif  // EMBER_RUNTIME_CLIENT_H_

@@ -1,0 +1,76 @@
+// Runtime devices and memory spaces: what the PJRT layer exposes as PJRT_Device / PJRT_Memory.
+// Each device owns its streams (compute, host-to-device, device-to-host) on one se::Executor.
+#ifndef EMBER_RUNTIME_DEVICE_H_
+#define EMBER_RUNTIME_DEVICE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stream_executor/executor.h"
+#include "stream_executor/stream.h"
+
+namespace ember::runtime {
+
+class Device;
+
+// A memory a buffer can live in. Today each device has one, of kind "device".
+class MemorySpace {
+ public:
+  MemorySpace(int id, std::string kind, int kind_id) : id_(id), kind_(std::move(kind)), kind_id_(kind_id) {}
+  int id() const { return id_; }
+  const std::string& kind() const { return kind_; }
+  int kind_id() const { return kind_id_; }
+  const std::vector<Device*>& devices() const { return devices_; }
+  void AddDevice(Device* device) { devices_.push_back(device); }
+  std::string DebugString() const;
+  std::string ToString() const;
+
+ private:
+  int id_;
+  std::string kind_;
+  int kind_id_;
+  std::vector<Device*> devices_;
+};
+
+class Device {
+ public:
+  Device(int id, int process_index, std::string platform, se::Executor* executor,
+         std::unique_ptr<se::Stream> compute, std::unique_ptr<se::Stream> h2d,
+         std::unique_ptr<se::Stream> d2h);
+  ~Device();
+
+  int id() const { return id_; }
+  int local_hardware_id() const { return executor_->device_ordinal(); }
+  int process_index() const { return process_index_; }
+  const std::string& platform() const { return platform_; }
+  std::string Kind() const { return executor_->DeviceKind(); }
+  std::string ToString() const;
+  std::string DebugString() const;
+
+  se::Executor* executor() const { return executor_; }
+  se::Stream* compute_stream() const { return compute_.get(); }
+  se::Stream* h2d_stream() const { return h2d_.get(); }
+  se::Stream* d2h_stream() const { return d2h_.get(); }
+
+  const std::vector<MemorySpace*>& memories() const { return memories_; }
+  MemorySpace* default_memory() const { return memories_.empty() ? nullptr : memories_.front(); }
+  void AddMemory(MemorySpace* memory) { memories_.push_back(memory); }
+
+  // Waits until every stream of this device has finished its queued work.
+  void Drain();
+
+ private:
+  int id_;
+  int process_index_;
+  std::string platform_;
+  se::Executor* executor_;
+  std::unique_ptr<se::Stream> compute_;
+  std::unique_ptr<se::Stream> h2d_;
+  std::unique_ptr<se::Stream> d2h_;
+  std::vector<MemorySpace*> memories_;
+};
+
+}  // namespace ember::runtime
+
+#endif  // EMBER_RUNTIME_DEVICE_H_

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine for Ember: Debian packages, a Python venv with pinned jax/jaxlib/numpy/
+# pytest, a Release build of the plugin and the Python package installed into the venv.
+# Idempotent; re-running only rebuilds what changed. Usage: scripts/setup.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${1:-$ROOT/build}
+
+APT_PACKAGES=(cmake ninja-build g++ python3-venv libabsl-dev libprotobuf-dev protobuf-compiler
+              libgtest-dev libgmock-dev dataset-fashion-mnist)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python: the machines run 3.11, for which jax/jaxlib 0.10.2 is the newest release.
+VENV=$ROOT/.venv
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/python/requirements.txt"
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target pjrt_ember
+cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$ROOT/python/jax_plugins/ember/"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+  -e "$ROOT/python"
+echo "setup: done (venv $VENV, build $BUILD)"
