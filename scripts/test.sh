@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs every test: the C++ unit and C-ABI tests (ctest), the same
+# under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX tests (pytest) against the
+# installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
+# sanitizer build when iterating locally (CI never sets it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=$(nproc)
+status=0
+
+"$ROOT/scripts/setup.sh" "$ROOT/build" || exit 1
+
+echo "=== C++ unit and C-ABI tests (Release) ==="
+cmake --build "$ROOT/build" -j"$JOBS" || exit 1
+(cd "$ROOT/build" && ctest --output-on-failure -j"$JOBS") || status=1
+
+echo "=== exported symbols of libpjrt_ember.so ==="
+exported=$(nm -D --defined-only "$ROOT/build/pjrt_plugin/libpjrt_ember.so" | awk '$2 != "A" {print $3}')
+echo "$exported"
+if [ "$exported" != "GetPjrtApi@@VERS_1.0" ]; then
+  echo "FAIL: libpjrt_ember.so must export GetPjrtApi and nothing else"; status=1
+fi
+
+if [ "${EMBER_SKIP_ASAN:-0}" != "1" ]; then
+  echo "=== C++ unit and C-ABI tests under ASan+UBSan ==="
+  cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON \
+    >/dev/null || exit 1
+  cmake --build "$ROOT/build-asan" -j"$JOBS" || exit 1
+  (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j"$JOBS") || status=1
+fi
+
+echo "=== JAX tests (pytest, Ember next to XLA:CPU) ==="
+(cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/jax) || status=1
+
+exit $status
