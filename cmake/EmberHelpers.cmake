@@ -1,6 +1,13 @@
-# ember_cc_test(NAME SRCS a.cc b.cc DEPS lib1 lib2): one gtest binary registered with ctest.
-function(ember_cc_test name)
-  cmake_parse_arguments(T "" "" "SRCS;DEPS" ${ARGN})
+# ember_cc_test(name SRCS a.cc b.cc DEPS lib1 lib2) (or NAME name ...): one gtest binary
+# registered with ctest.
+function(ember_cc_test)
+  set(args ${ARGN})
+  list(GET args 0 first)
+  if(first STREQUAL "NAME")
+    list(REMOVE_AT args 0)
+  endif()
+  list(POP_FRONT args name)
+  cmake_parse_arguments(T "" "" "SRCS;DEPS" ${args})
   add_executable(${name} ${T_SRCS})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main Threads::Threads)
   add_test(NAME ${name} COMMAND ${name})

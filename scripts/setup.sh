@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BUILD=${1:-$ROOT/build}
 
-APT_PACKAGES=(cmake ninja-build g++ python3-venv libabsl-dev libprotobuf-dev protobuf-compiler
+APT_PACKAGES=(cmake ninja-build g++ libabsl-dev libprotobuf-dev protobuf-compiler
               libgtest-dev libgmock-dev dataset-fashion-mnist)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
