@@ -29,7 +29,12 @@ fi
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target pjrt_ember
-cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$ROOT/python/jax_plugins/ember/"
+# Ship the plugin with the shared libraries it needs beyond libc/libstdc++ (Debian's Abseil),
+# found through its $ORIGIN rpath, so the package also loads where libabsl is not installed.
+PKG=$ROOT/python/jax_plugins/ember
+rm -f "$PKG"/*.so "$PKG"/*.so.*
+cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$PKG/"
+ldd "$BUILD/pjrt_plugin/libpjrt_ember.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
   -e "$ROOT/python"
 echo "setup: done (venv $VENV, build $BUILD)"

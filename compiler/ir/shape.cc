@@ -1,0 +1,102 @@
+#include "compiler/ir/shape.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+
+namespace ember::ir {
+namespace {
+
+// absl::string_view is not std::string_view in the Abseil we build against.
+absl::string_view XlaName(ElementType type) {
+  std::string_view name = ElementTypeXlaName(type);
+  return absl::string_view(name.data(), name.size());
+}
+
+std::string DimsString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> CheckedElementCount(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  bool overflow = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", i, " of ", DimsString(dims), " is negative (", dims[i], ")"));
+    }
+    // Keep scanning after an overflow: a later 0 makes the count 0, a later negative dim is
+    // still the error to report.
+    if (!overflow && __builtin_mul_overflow(count, dims[i], &count)) overflow = true;
+  }
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
+  if (overflow) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array dims ", DimsString(dims), " have more than 2^63-1 elements (int64 overflow)"));
+  }
+  return count;
+}
+
+absl::StatusOr<int64_t> CheckedByteSize(ElementType type, absl::Span<const int64_t> dims) {
+  EMBER_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+  int64_t bytes;
+  if (__builtin_mul_overflow(count, static_cast<int64_t>(StorageBytes(type)), &bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("array ", XlaName(type), DimsString(dims),
+                                                   " has ", count,
+                                                   " elements: byte size overflows int64"));
+  }
+  return bytes;
+}
+
+absl::StatusOr<Shape> Shape::Make(ElementType type, absl::Span<const int64_t> dims) {
+  return MakeWithLayout(type, dims,
+                        Layout::RowMajor(static_cast<int64_t>(dims.size())).minor_to_major());
+}
+
+absl::StatusOr<Shape> Shape::MakeWithLayout(ElementType type, absl::Span<const int64_t> dims,
+                                            absl::Span<const int64_t> minor_to_major) {
+  if (type == ElementType::kInvalid) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", DimsString(dims), ": element type is invalid"));
+  }
+  if (type == ElementType::kToken && !dims.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token shape must have no dims, got ", DimsString(dims)));
+  }
+  // CheckedByteSize also checks the element count; its messages name the dims.
+  EMBER_RETURN_IF_ERROR(CheckedByteSize(type, dims).status());
+  EMBER_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+  Layout layout(std::vector<int64_t>(minor_to_major.begin(), minor_to_major.end()));
+  absl::Status layout_ok = layout.Validate(static_cast<int64_t>(dims.size()));
+  if (!layout_ok.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", XlaName(type), DimsString(dims), ": ", layout_ok.message()));
+  }
+  return Shape(type, std::vector<int64_t>(dims.begin(), dims.end()), std::move(layout), count);
+}
+
+Shape Shape::Scalar(ElementType type) { return Shape(type, {}, Layout(), 1); }
+
+absl::StatusOr<Shape> Shape::WithLayout(const Layout& layout) const {
+  return MakeWithLayout(element_type_, dims_, layout.minor_to_major());
+}
+
+int64_t Shape::ByteSize() const {
+  // Cannot overflow: Make checked it.
+  return element_count_ * StorageBytes(element_type_);
+}
+
+std::string Shape::ToString() const {
+  std::string s = absl::StrCat(XlaName(element_type_), DimsString(dims_));
+  if (!dims_.empty()) absl::StrAppend(&s, layout_.ToString());
+  return s;
+}
+
+}  // namespace ember::ir

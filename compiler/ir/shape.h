@@ -1,0 +1,78 @@
+// The static shape of an array value: element type, dimension sizes and memory layout.
+// Shapes are valid by construction (Make checks dims, layout and that the element count and
+// byte size fit in int64_t), so the accessors below cannot fail.
+#ifndef EMBER_COMPILER_IR_SHAPE_H_
+#define EMBER_COMPILER_IR_SHAPE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ir/element_type.h"
+#include "compiler/ir/layout.h"
+
+namespace ember::ir {
+
+// Product of dims; an error when a dim is negative or the product exceeds int64_t.
+absl::StatusOr<int64_t> CheckedElementCount(absl::Span<const int64_t> dims);
+// Element count times StorageBytes(type); an error on negative dims or int64_t overflow.
+absl::StatusOr<int64_t> CheckedByteSize(ElementType type, absl::Span<const int64_t> dims);
+
+// An array shape. Tuples are not shapes here: a tuple result is a list of array shapes
+// (tuple_shapes would go beside element_type_ if nested tuples are ever needed).
+class Shape {
+ public:
+  Shape() = default;  // element type kInvalid, rank 0; only useful as a placeholder
+
+  // Dense row-major shape. Rejects kInvalid, negative dims, dims on a token, and element counts
+  // or byte sizes past int64_t.
+  static absl::StatusOr<Shape> Make(ElementType type, absl::Span<const int64_t> dims);
+  // As Make, with an explicit minor_to_major that must be a permutation of 0..rank-1.
+  static absl::StatusOr<Shape> MakeWithLayout(ElementType type, absl::Span<const int64_t> dims,
+                                              absl::Span<const int64_t> minor_to_major);
+  // A rank-0 shape; cannot fail (a scalar always fits).
+  static Shape Scalar(ElementType type);
+
+  // This shape with another layout (checked against the rank).
+  absl::StatusOr<Shape> WithLayout(const Layout& layout) const;
+
+  ElementType element_type() const { return element_type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t dim(int64_t i) const { return dims_[i]; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  const Layout& layout() const { return layout_; }
+
+  int64_t element_count() const { return element_count_; }
+  // Bytes of a dense buffer of this shape: element_count() * StorageBytes(element_type()).
+  int64_t ByteSize() const;
+
+  // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names.
+  std::string ToString() const;
+
+  // Same element type and dims, any layout.
+  bool EqualsIgnoringLayout(const Shape& other) const {
+    return element_type_ == other.element_type_ && dims_ == other.dims_;
+  }
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.EqualsIgnoringLayout(b) && a.layout_ == b.layout_;
+  }
+
+ private:
+  Shape(ElementType type, std::vector<int64_t> dims, Layout layout, int64_t element_count)
+      : element_type_(type),
+        dims_(std::move(dims)),
+        layout_(std::move(layout)),
+        element_count_(element_count) {}
+
+  ElementType element_type_ = ElementType::kInvalid;
+  std::vector<int64_t> dims_;
+  Layout layout_;
+  int64_t element_count_ = 1;
+};
+
+}  // namespace ember::ir
+
+#endif  // EMBER_COMPILER_IR_SHAPE_H_
