@@ -1,0 +1,65 @@
+// Op attributes in Ember's IR, named as in the StableHLO specification. Structured attributes
+// (dot/conv/gather/scatter dimension numbers) are flattened into one attribute per spec field
+// (e.g. `lhs_contracting_dimensions`); enums (comparison_direction, precision, ...) are strings
+// spelled as in the spec ("GT", "DEFAULT"); dense constants are literals.
+#ifndef EMBER_COMPILER_IR_ATTRIBUTE_H_
+#define EMBER_COMPILER_IR_ATTRIBUTE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/literal.h"
+#include "compiler/ir/value_type.h"
+
+namespace ember::ir {
+
+struct Attribute {
+  enum class Kind { kBool, kInt, kFloat, kString, kInts, kBools, kFloats, kLiteral, kType, kList, kDict };
+  Kind kind = Kind::kBool;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<bool> bools;
+  std::vector<double> floats;
+  std::shared_ptr<const Literal> literal;  // shared: constants are large and never mutated
+  std::vector<ValueType> types;            // kType: one entry
+  std::vector<Attribute> list;
+  std::vector<std::pair<std::string, Attribute>> dict;
+
+  static Attribute Bool(bool v);
+  static Attribute Int(int64_t v);
+  static Attribute Float(double v);
+  static Attribute String(std::string v);
+  static Attribute Ints(std::vector<int64_t> v);
+  static Attribute Bools(std::vector<bool> v);
+  static Attribute Floats(std::vector<double> v);
+  static Attribute OfLiteral(Literal v);
+  static Attribute OfType(ValueType v);
+  static Attribute List(std::vector<Attribute> v);
+  static Attribute Dict(std::vector<std::pair<std::string, Attribute>> v);
+
+  std::string ToString() const;
+  bool operator==(const Attribute& other) const;
+};
+
+// An ordered name -> attribute list (small: linear lookup).
+class AttributeMap {
+ public:
+  const Attribute* Find(std::string_view name) const;
+  void Set(std::string name, Attribute value);
+  bool Erase(std::string_view name);
+  const std::vector<std::pair<std::string, Attribute>>& entries() const { return entries_; }
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, Attribute>> entries_;
+};
+
+}  // namespace ember::ir
+
+#endif  // EMBER_COMPILER_IR_ATTRIBUTE_H_

@@ -1,0 +1,39 @@
+#include "compiler/ir/value_type.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ember::ir {
+
+std::string ValueType::ToString() const {
+  switch (kind_) {
+    case Kind::kToken:
+      return "!stablehlo.token";
+    case Kind::kTuple: {
+      std::vector<std::string> parts;
+      for (const ValueType& e : elements_) parts.push_back(e.ToString());
+      return absl::StrCat("tuple<", absl::StrJoin(parts, ", "), ">");
+    }
+    case Kind::kTensor:
+      break;
+  }
+  std::string text = "tensor<";
+  for (int64_t d : shape_.dims()) absl::StrAppend(&text, d, "x");
+  absl::StrAppend(&text, std::string(ElementTypeName(shape_.element_type())), ">");
+  return text;
+}
+
+bool ValueType::operator==(const ValueType& other) const {
+  if (kind_ != other.kind_) return false;
+  switch (kind_) {
+    case Kind::kToken:
+      return true;
+    case Kind::kTuple:
+      return elements_ == other.elements_;
+    case Kind::kTensor:
+      return shape_.EqualsIgnoringLayout(other.shape_);
+  }
+  return false;
+}
+
+}  // namespace ember::ir

@@ -1,0 +1,48 @@
+// The type of an IR value: a statically shaped tensor, a token, or a tuple of those.
+#ifndef EMBER_COMPILER_IR_VALUE_TYPE_H_
+#define EMBER_COMPILER_IR_VALUE_TYPE_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/shape.h"
+
+namespace ember::ir {
+
+class ValueType {
+ public:
+  enum class Kind { kTensor, kToken, kTuple };
+
+  static ValueType Tensor(Shape shape) { return ValueType(Kind::kTensor, std::move(shape), {}); }
+  static ValueType Token() { return ValueType(Kind::kToken, Shape::Scalar(ElementType::kToken), {}); }
+  static ValueType Tuple(std::vector<ValueType> elements) {
+    return ValueType(Kind::kTuple, Shape::Scalar(ElementType::kInvalid), std::move(elements));
+  }
+
+  Kind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == Kind::kTensor; }
+  bool is_token() const { return kind_ == Kind::kToken; }
+  bool is_tuple() const { return kind_ == Kind::kTuple; }
+  // Tensor only.
+  const Shape& shape() const { return shape_; }
+  ElementType element_type() const { return shape_.element_type(); }
+  const std::vector<int64_t>& dims() const { return shape_.dims(); }
+  // Tuple only.
+  const std::vector<ValueType>& elements() const { return elements_; }
+
+  // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<tensor<f32>, ...>".
+  std::string ToString() const;
+  bool operator==(const ValueType& other) const;
+  bool operator!=(const ValueType& other) const { return !(*this == other); }
+
+ private:
+  ValueType(Kind kind, Shape shape, std::vector<ValueType> elements)
+      : kind_(kind), shape_(std::move(shape)), elements_(std::move(elements)) {}
+  Kind kind_;
+  Shape shape_;
+  std::vector<ValueType> elements_;
+};
+
+}  // namespace ember::ir
+
+#endif  // EMBER_COMPILER_IR_VALUE_TYPE_H_
