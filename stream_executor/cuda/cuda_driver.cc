@@ -1,0 +1,59 @@
+#include "stream_executor/cuda/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ember::se::cuda {
+namespace {
+
+// Two steps so that the argument is macro-expanded first: the string is the ABI symbol that
+// cuda.h maps the API name to ("cuMemAlloc_v2").
+#define EMBER_CUDA_STRINGIFY_(x) #x
+#define EMBER_CUDA_STRINGIFY(x) EMBER_CUDA_STRINGIFY_(x)
+
+std::string DlErrorText() {
+  const char* text = dlerror();
+  return text != nullptr ? text : "unknown dlerror";
+}
+
+template <typename Fn>
+absl::Status Resolve(void* handle, const std::string& library, const char* symbol, Fn* out) {
+  dlerror();  // clear any stale error
+  void* address = dlsym(handle, symbol);
+  if (address == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("CUDA driver ", library, " lacks ", symbol,
+                                                      " (driver older than the toolkit Ember was "
+                                                      "built with?): ",
+                                                      DlErrorText()));
+  }
+  *out = reinterpret_cast<Fn>(address);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void DlCloser::operator()(void* handle) const { dlclose(handle); }
+
+absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& library) {
+  dlerror();
+  DlHandle handle(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
+  if (handle == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA driver found (", DlErrorText(), ")"));
+  }
+  void* raw_handle = handle.get();
+  auto driver = std::make_unique<CudaDriver>(PrivateTag{}, std::move(handle), library);
+#define EMBER_CUDA_RESOLVE_FUNCTION(fn)                                                          \
+  if (absl::Status status = Resolve(raw_handle, library, EMBER_CUDA_STRINGIFY(fn), &driver->fn); \
+      !status.ok()) {                                                                            \
+    return status;                                                                               \
+  }
+  EMBER_CUDA_DRIVER_FUNCTIONS(EMBER_CUDA_RESOLVE_FUNCTION)
+#undef EMBER_CUDA_RESOLVE_FUNCTION
+  return driver;
+}
+
+}  // namespace ember::se::cuda

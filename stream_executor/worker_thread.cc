@@ -1,0 +1,61 @@
+#include "stream_executor/worker_thread.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ember::se {
+
+WorkerThread::WorkerThread(std::string name) : name_(std::move(name)), thread_([this] { Run(); }) {}
+
+WorkerThread::~WorkerThread() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+void WorkerThread::Schedule(Task task) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(task));
+  ++scheduled_;
+}
+
+absl::Status WorkerThread::WaitUntilIdle() {
+  if (IsCurrentThread()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name_, ": waiting for the stream from one of its own callbacks would never finish"));
+  }
+  absl::MutexLock lock(&mu_);
+  const uint64_t target = scheduled_;
+  auto done = [this, target]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return finished_ >= target; };
+  mu_.Await(absl::Condition(&done));
+  return absl::OkStatus();
+}
+
+bool WorkerThread::IsCurrentThread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+void WorkerThread::Run() {
+  while (true) {
+    Task task;
+    {
+      absl::MutexLock lock(&mu_);
+      auto has_work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); };
+      mu_.Await(absl::Condition(&has_work));
+      if (queue_.empty()) return;  // stop_ and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::move(task)();
+    // Destroy the task (and what it captured) before counting it finished, so that a waiter sees
+    // its side effects complete.
+    task = nullptr;
+    absl::MutexLock lock(&mu_);
+    ++finished_;
+  }
+}
+
+}  // namespace ember::se

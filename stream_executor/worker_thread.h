@@ -1,0 +1,53 @@
+// WorkerThread: one thread running scheduled tasks in order. It is the host platform's stream
+// engine and the CUDA platform's thread for event callbacks (which must not run on the driver's
+// own callback thread, because they may call the driver).
+#ifndef EMBER_STREAM_EXECUTOR_WORKER_THREAD_H_
+#define EMBER_STREAM_EXECUTOR_WORKER_THREAD_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ember::se {
+
+class WorkerThread {
+ public:
+  using Task = absl::AnyInvocable<void() &&>;
+
+  // `name` shows up in error messages (e.g. "host device 0 stream").
+  explicit WorkerThread(std::string name);
+  WorkerThread(const WorkerThread&) = delete;
+  WorkerThread& operator=(const WorkerThread&) = delete;
+  // Runs every task already scheduled, then joins the thread.
+  ~WorkerThread();
+
+  // Thread-safe; may be called from a task (it never waits for the worker).
+  void Schedule(Task task);
+
+  // Blocks until every task scheduled before the call has finished. FailedPrecondition when
+  // called from a task of this worker, which would wait for itself forever.
+  absl::Status WaitUntilIdle();
+
+  bool IsCurrentThread() const;
+
+ private:
+  void Run();
+
+  const std::string name_;
+  mutable absl::Mutex mu_;
+  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t scheduled_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts after, and is joined before, the members it uses
+};
+
+}  // namespace ember::se
+
+#endif  // EMBER_STREAM_EXECUTOR_WORKER_THREAD_H_
