@@ -121,7 +121,8 @@ absl::StatusOr<std::vector<int64_t>> HostByteStrides(const PJRT_Buffer_MemoryLay
                                                      const runtime::Buffer& buffer) {
   if (layout == nullptr) return std::vector<int64_t>();
   const size_t rank = buffer.dims().size();
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+  const int32_t layout_type = RawEnumValue(layout->type);
+  if (layout_type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     if (layout->strides.num_byte_strides > 0 && layout->strides.byte_strides == nullptr) {
       return absl::InvalidArgumentError("`host_layout.strides.byte_strides` is null");
     }
@@ -130,7 +131,7 @@ absl::StatusOr<std::vector<int64_t>> HostByteStrides(const PJRT_Buffer_MemoryLay
     EMBER_RETURN_IF_ERROR(runtime::ValidateByteStrides(buffer.element_type(), buffer.dims(), strides));
     return strides;
   }
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+  if (layout_type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
     if (layout->tiled.num_tiles != 0) {
       return absl::UnimplementedError("`host_layout` with tiles is not supported");
     }
@@ -145,7 +146,7 @@ absl::StatusOr<std::vector<int64_t>> HostByteStrides(const PJRT_Buffer_MemoryLay
         absl::Span<const int64_t>(layout->tiled.minor_to_major, rank));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown host_layout type ", static_cast<int>(layout->type)));
+      absl::StrCat("unknown host_layout type ", RawEnumValue(layout->type)));
 }
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_ToHostBuffer) {
@@ -200,7 +201,7 @@ EMBER_PJRT_ENTRY(PJRT_Buffer_IncreaseExternalReferenceCount) {
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_DecreaseExternalReferenceCount) {
   EMBER_PJRT_REQUIRE(args->buffer);
-  return args->buffer->buffer->DecreaseExternalReference();
+  return Verbatim(args->buffer->buffer->DecreaseExternalReference());
 }
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) {

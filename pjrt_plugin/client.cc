@@ -123,8 +123,9 @@ EMBER_PJRT_ENTRY(PJRT_Client_AddressableDevices) {
 
 EMBER_PJRT_ENTRY(PJRT_Client_LookupDevice) {
   EMBER_PJRT_REQUIRE(args->client);
-  EMBER_ASSIGN_OR_RETURN(runtime::Device * device, args->client->client->LookupDevice(args->id));
-  args->device = args->client->device_map.at(device);
+  absl::StatusOr<runtime::Device*> device = args->client->client->LookupDevice(args->id);
+  if (!device.ok()) return Verbatim(device.status());
+  args->device = args->client->device_map.at(*device);
   return absl::OkStatus();
 }
 
@@ -165,7 +166,7 @@ EMBER_PJRT_ENTRY(PJRT_Client_DefaultDeviceAssignment) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<runtime::HostBufferSemantics> ToSemantics(PJRT_HostBufferSemantics semantics) {
+absl::StatusOr<runtime::HostBufferSemantics> ToSemantics(int32_t semantics) {
   switch (semantics) {
     case PJRT_HostBufferSemantics_kImmutableOnlyDuringCall:
       return runtime::HostBufferSemantics::kImmutableOnlyDuringCall;
@@ -176,14 +177,13 @@ absl::StatusOr<runtime::HostBufferSemantics> ToSemantics(PJRT_HostBufferSemantic
     case PJRT_HostBufferSemantics_kMutableZeroCopy:
       return runtime::HostBufferSemantics::kMutableZeroCopy;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown host_buffer_semantics ", static_cast<int>(semantics)));
+  return absl::InvalidArgumentError(absl::StrCat("unknown host_buffer_semantics ", semantics));
 }
 
 // Only the default (row-major, untiled) device layout exists on Ember devices today.
 absl::Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank) {
   if (layout == nullptr) return absl::OkStatus();
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+  if (RawEnumValue(layout->type) == PJRT_Buffer_MemoryLayout_Type_Tiled) {
     const auto& tiled = layout->tiled;
     bool row_major = tiled.minor_to_major_size == rank && tiled.num_tiles == 0;
     for (size_t i = 0; row_major && i < rank; ++i) {
@@ -199,9 +199,9 @@ absl::Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, size_t ra
 EMBER_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer) {
   EMBER_PJRT_REQUIRE(args->client);
   if (args->num_dims > 0) EMBER_PJRT_REQUIRE(args->dims);
-  EMBER_ASSIGN_OR_RETURN(ir::ElementType type, FromPjrtBufferType(args->type));
+  EMBER_ASSIGN_OR_RETURN(ir::ElementType type, FromPjrtBufferType(RawEnumValue(args->type)));
   EMBER_ASSIGN_OR_RETURN(runtime::HostBufferSemantics semantics,
-                         ToSemantics(args->host_buffer_semantics));
+                         ToSemantics(RawEnumValue(args->host_buffer_semantics)));
   runtime::MemorySpace* memory = nullptr;
   if (EMBER_PJRT_HAS_FIELD(args, memory) && args->memory != nullptr) {
     memory = AsEmber(args->memory)->memory;

@@ -46,15 +46,15 @@ constexpr std::pair<PJRT_Buffer_Type, ElementType> kTypes[] = {
 
 }  // namespace
 
-absl::StatusOr<ir::ElementType> FromPjrtBufferType(PJRT_Buffer_Type type) {
+absl::StatusOr<ir::ElementType> FromPjrtBufferType(int32_t type) {
   for (const auto& [pjrt, ir] : kTypes) {
-    if (pjrt == type) return ir;
+    if (static_cast<int32_t>(pjrt) == type) return ir;
   }
   if (type == PJRT_Buffer_Type_TOKEN) {
     return absl::InvalidArgumentError("element type TOKEN cannot be held in an array buffer");
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown or unsupported element type ", static_cast<int>(type),
+      absl::StrCat("unknown or unsupported element type ", type,
                    type == PJRT_Buffer_Type_INVALID ? " (INVALID)" : ""));
 }
 

@@ -9,7 +9,8 @@
 namespace ember::pjrt {
 
 // Array element types only: INVALID, TOKEN and unknown numbers are errors naming the value.
-absl::StatusOr<ir::ElementType> FromPjrtBufferType(PJRT_Buffer_Type type);
+// Takes the raw integer (see RawEnumValue): callers may pass any value.
+absl::StatusOr<ir::ElementType> FromPjrtBufferType(int32_t type);
 PJRT_Buffer_Type ToPjrtBufferType(ir::ElementType type);
 
 }  // namespace ember::pjrt

@@ -16,7 +16,20 @@ absl::Status CheckArgsHeader(const void* args, size_t struct_size, const char* f
   return absl::OkStatus();
 }
 
+namespace {
+constexpr char kVerbatimPayload[] = "ember.verbatim";
+}  // namespace
+
+absl::Status Verbatim(absl::Status status) {
+  status.SetPayload(kVerbatimPayload, absl::Cord());
+  return status;
+}
+
 absl::Status AnnotateWithFunction(absl::Status status, const char* function) {
+  if (status.GetPayload(kVerbatimPayload).has_value()) {
+    status.ErasePayload(kVerbatimPayload);
+    return status;
+  }
   if (absl::StartsWith(status.message(), function)) return status;
   absl::Status annotated(status.code(), absl::StrCat(function, ": ", status.message()));
   status.ForEachPayload([&](absl::string_view key, const absl::Cord& value) {

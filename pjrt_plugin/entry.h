@@ -5,6 +5,8 @@
 #define EMBER_PJRT_PLUGIN_ENTRY_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string_view>
 
@@ -18,6 +20,9 @@ namespace ember::pjrt {
 absl::Status CheckArgsHeader(const void* args, size_t struct_size, const char* function,
                              size_t min_size);
 absl::Status AnnotateWithFunction(absl::Status status, const char* function);
+// Marks an error whose exact text is part of the conformance contract (XLA's pjrt_c_api_test
+// compares these messages verbatim), so the entry does not prefix it with its name.
+absl::Status Verbatim(absl::Status status);
 
 template <typename Args>
 PJRT_Error* RunEntry(const char* function, Args* args, size_t min_size,
@@ -35,6 +40,16 @@ PJRT_Error* RunEntry(const char* function, Args* args, size_t min_size,
   }
   if (status.ok()) return nullptr;
   return MakeError(annotate ? AnnotateWithFunction(std::move(status), function) : std::move(status));
+}
+
+// Reads a C enum field as its raw integer: a C caller may store any int there, and loading an
+// out-of-range value through the C++ enum type is undefined behaviour.
+template <typename Enum>
+int32_t RawEnumValue(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int32_t));
+  int32_t value;
+  std::memcpy(&value, &field, sizeof(value));
+  return value;
 }
 
 // True when the caller's args struct is large enough to hold `field` (newer fields may be absent).

@@ -2,6 +2,8 @@
 // when the framework destroys the handle first, or destroys it from inside the callback.
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
@@ -63,8 +65,12 @@ EMBER_PJRT_ENTRY(PJRT_Event_Set) {
     return absl::FailedPreconditionError("the event is already set");
   }
   absl::Status status;
-  if (args->error_code != PJRT_Error_Code_OK) {
-    status = absl::Status(FromPjrtErrorCode(args->error_code),
+  const int32_t code = RawEnumValue(args->error_code);
+  if (code < 0 || code > 16) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown error_code ", code));
+  }
+  if (code != PJRT_Error_Code_OK) {
+    status = absl::Status(static_cast<absl::StatusCode>(code),
                           absl::string_view(args->error_message ? args->error_message : "",
                                            args->error_message ? args->error_message_size : 0));
   }

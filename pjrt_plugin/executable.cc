@@ -1,14 +1,58 @@
-// PJRT_Client_Compile and executables. The compiler is not built yet: Compile checks its inputs
-// (so bad input still gets a precise error) and then says what is missing.
-#include <string_view>
+// PJRT_Client_Compile, PJRT_Executable_* and PJRT_LoadedExecutable_*.
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/driver/compile_program.h"
+#include "compiler/frontend/options/compile_options.h"
 #include "pjrt_plugin/bindings.h"
+#include "pjrt_plugin/client_handle.h"
+#include "pjrt_plugin/element_types.h"
 #include "pjrt_plugin/entry.h"
+#include "pjrt_plugin/event_handle.h"
 #include "pjrt_plugin/handles.h"
+#include "runtime/executable.h"
+
+// Owned by the framework (PJRT_Executable_Destroy); one per PJRT_LoadedExecutable_GetExecutable
+// call, sharing the compiled program. Holds the C-layout answers to the output queries.
+struct PJRT_Executable {
+  std::shared_ptr<ember::runtime::Executable> executable;
+  std::vector<PJRT_Buffer_Type> output_types;
+  std::vector<int64_t> output_dims;      // all outputs' dims, concatenated
+  std::vector<size_t> output_dim_sizes;  // rank of each output
+  std::vector<const char*> memory_kinds;
+  std::vector<size_t> memory_kind_sizes;
+  ember::pjrt::NamedValueList cost_properties;
+};
+
+// Owned by the framework (PJRT_LoadedExecutable_Destroy).
+struct PJRT_LoadedExecutable {
+  PJRT_Client* client = nullptr;
+  std::shared_ptr<ember::runtime::Executable> executable;
+  std::vector<PJRT_Device*> devices;
+  std::vector<PJRT_LogicalDeviceIds> logical_ids;
+};
 
 namespace ember::pjrt {
 namespace {
+
+constexpr char kDeviceMemoryKind[] = "device";
+
+std::unique_ptr<PJRT_Executable> NewExecutableHandle(
+    std::shared_ptr<runtime::Executable> executable) {
+  auto handle = std::make_unique<PJRT_Executable>();
+  handle->executable = std::move(executable);
+  for (const ir::ValueType& type : handle->executable->program().result_types) {
+    handle->output_types.push_back(ToPjrtBufferType(type.element_type()));
+    handle->output_dims.insert(handle->output_dims.end(), type.dims().begin(), type.dims().end());
+    handle->output_dim_sizes.push_back(type.dims().size());
+    handle->memory_kinds.push_back(kDeviceMemoryKind);
+    handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+  }
+  return handle;
+}
 
 EMBER_PJRT_ENTRY(PJRT_Client_Compile) {
   EMBER_PJRT_REQUIRE(args->client);
@@ -18,22 +62,288 @@ EMBER_PJRT_ENTRY(PJRT_Client_Compile) {
   if (program.code == nullptr && program.code_size != 0) {
     return absl::InvalidArgumentError("`program->code` is null");
   }
-  absl::string_view format(program.format, program.format_size);
-  if (format != "mlir" && format != "hlo") {
-    return absl::InvalidArgumentError(absl::StrCat("Unknown program format '", format, "'."));
+  std::string format(program.format, program.format_size);
+  if (format != "mlir" && format != "hlo" && format != "hlo_with_config") {
+    return Verbatim(
+        absl::InvalidArgumentError(absl::StrCat("Unknown program format '", format, "'.")));
   }
   if (args->compile_options == nullptr && args->compile_options_size != 0) {
     return absl::InvalidArgumentError("`compile_options` is null");
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "the Ember compiler is not built yet: cannot compile the ", program.code_size,
-      "-byte '", format, "' program (device_put and transfers work; jit does not yet)"));
+  EMBER_ASSIGN_OR_RETURN(
+      frontend::CompileOptions options,
+      frontend::ReadCompileOptions(absl::Span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(args->compile_options), args->compile_options_size)));
+  EMBER_ASSIGN_OR_RETURN(
+      auto compiled,
+      compiler::CompileProgram(format, absl::Span<const uint8_t>(
+                                           reinterpret_cast<const uint8_t*>(program.code),
+                                           program.code_size),
+                               options));
+  EMBER_ASSIGN_OR_RETURN(auto executable,
+                         runtime::Executable::Create(args->client->client, std::move(compiled)));
+  auto handle = std::make_unique<PJRT_LoadedExecutable>();
+  handle->client = args->client;
+  handle->executable = std::move(executable);
+  const int64_t partitions = handle->executable->num_partitions();
+  int64_t index = 0;
+  for (runtime::Device* device : handle->executable->devices()) {
+    handle->devices.push_back(args->client->device_map.at(device));
+    handle->logical_ids.push_back(PJRT_LogicalDeviceIds{static_cast<int>(index / partitions),
+                                                        static_cast<int>(index % partitions)});
+    ++index;
+  }
+  args->executable = handle.release();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_Destroy) {
+  std::unique_ptr<PJRT_Executable> owned(args->executable);
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_Name) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  const std::string& name = args->executable->executable->program().name;
+  args->executable_name = name.data();
+  args->executable_name_size = name.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_NumReplicas) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->num_replicas = args->executable->executable->num_replicas();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_NumPartitions) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->num_partitions = args->executable->executable->num_partitions();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_NumOutputs) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->num_outputs = args->executable->output_types.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_SizeOfGeneratedCodeInBytes) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->size_in_bytes = 0;  // the evaluator runs the IR directly: no generated code
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_OutputElementTypes) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->output_types = args->executable->output_types.data();
+  args->num_output_types = args->executable->output_types.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_OutputDimensions) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->num_outputs = args->executable->output_dim_sizes.size();
+  args->dims = args->executable->output_dims.data();
+  args->dim_sizes = args->executable->output_dim_sizes.data();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_OutputMemoryKinds) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->num_outputs = args->executable->memory_kinds.size();
+  args->memory_kinds = args->executable->memory_kinds.data();
+  args->memory_kind_sizes = args->executable->memory_kind_sizes.data();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_Fingerprint) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  const std::string& fingerprint = args->executable->executable->program().fingerprint;
+  args->executable_fingerprint = fingerprint.data();
+  args->executable_fingerprint_size = fingerprint.size();
+  return absl::OkStatus();
+}
+
+int64_t TotalBytes(const std::vector<ir::ValueType>& types) {
+  int64_t total = 0;
+  for (const ir::ValueType& type : types) {
+    if (type.is_tensor()) total += static_cast<int64_t>(type.shape().ByteSize());
+  }
+  return total;
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_GetCompiledMemoryStats) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  const compiler::CompiledProgram& program = args->executable->executable->program();
+  args->generated_code_size_in_bytes = 0;
+  args->argument_size_in_bytes = TotalBytes(program.parameter_types);
+  args->output_size_in_bytes = TotalBytes(program.result_types);
+  args->alias_size_in_bytes = 0;
+  args->temp_size_in_bytes = 0;  // not known until buffer assignment exists
+  args->host_generated_code_size_in_bytes = 0;
+  args->host_argument_size_in_bytes = 0;
+  args->host_output_size_in_bytes = 0;
+  args->host_alias_size_in_bytes = 0;
+  args->host_temp_size_in_bytes = 0;
+  if (EMBER_PJRT_HAS_FIELD(args, peak_memory_in_bytes)) {
+    args->peak_memory_in_bytes = args->argument_size_in_bytes + args->output_size_in_bytes;
+  }
+  if (EMBER_PJRT_HAS_FIELD(args, total_size_in_bytes)) {
+    args->total_size_in_bytes = args->argument_size_in_bytes + args->output_size_in_bytes;
+  }
+  if (EMBER_PJRT_HAS_FIELD(args, total_allocation_bytes)) {
+    args->total_allocation_bytes = args->output_size_in_bytes;
+  }
+  if (EMBER_PJRT_HAS_FIELD(args, indefinite_allocations)) args->indefinite_allocations = 0;
+  if (EMBER_PJRT_HAS_FIELD(args, peak_unpadded_heap_bytes)) args->peak_unpadded_heap_bytes = 0;
+  return absl::OkStatus();
+}
+
+void DeleteSerializedAssignment(PJRT_DeviceAssignmentSerialized* serialized) {
+  delete reinterpret_cast<std::string*>(serialized);
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_GetDeviceAssignment) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  const runtime::Executable& executable = *args->executable->executable;
+  std::vector<std::vector<int64_t>> assignment(
+      executable.num_replicas(), std::vector<int64_t>(executable.num_partitions()));
+  int64_t index = 0;
+  for (runtime::Device* device : executable.devices()) {
+    assignment[index / executable.num_partitions()][index % executable.num_partitions()] =
+        device->id();
+    ++index;
+  }
+  auto* bytes = new std::string(frontend::SerializeDeviceAssignment(assignment));
+  args->serialized_bytes = bytes->data();
+  args->serialized_bytes_size = bytes->size();
+  args->serialized_device_assignment = reinterpret_cast<PJRT_DeviceAssignmentSerialized*>(bytes);
+  args->serialized_device_assignment_deleter = &DeleteSerializedAssignment;
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Destroy) {
+  std::unique_ptr<PJRT_LoadedExecutable> owned(args->executable);
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_GetExecutable) {
+  EMBER_PJRT_REQUIRE(args->loaded_executable);
+  args->executable = NewExecutableHandle(args->loaded_executable->executable).release();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_AddressableDevices) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->addressable_devices = args->executable->devices.data();
+  args->num_addressable_devices = args->executable->devices.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_AddressableDeviceLogicalIds) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->addressable_device_logical_ids = args->executable->logical_ids.data();
+  args->num_addressable_device_logical_ids = args->executable->logical_ids.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Delete) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->executable->executable->Delete();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_IsDeleted) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->is_deleted = args->executable->executable->IsDeleted();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Fingerprint) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  const std::string& fingerprint = args->executable->executable->program().fingerprint;
+  args->executable_fingerprint = fingerprint.data();
+  args->executable_fingerprint_size = fingerprint.size();
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  EMBER_PJRT_REQUIRE(args->options);
+  if (args->num_devices > 0) {
+    EMBER_PJRT_REQUIRE(args->argument_lists);
+    EMBER_PJRT_REQUIRE(args->output_lists);
+  }
+  PJRT_LoadedExecutable& loaded = *args->executable;
+  runtime::Device* only_device = nullptr;
+  if (args->execute_device != nullptr) {
+    if (args->num_devices != 1) {
+      return absl::InvalidArgumentError(
+          "num_devices and corresponding output list sizes must be 1 when calling "
+          "PJRT_LoadedExecutable_Execute with non-null execute_device");
+    }
+    only_device = args->execute_device->device;
+  }
+  std::vector<std::vector<runtime::Buffer*>> arguments(args->num_devices);
+  for (size_t d = 0; d < args->num_devices; ++d) {
+    if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("`argument_lists[", d, "]` is null"));
+    }
+    if (args->output_lists[d] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("`output_lists[", d, "]` is null"));
+    }
+    for (size_t i = 0; i < args->num_args; ++i) {
+      PJRT_Buffer* buffer = args->argument_lists[d][i];
+      if (buffer == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("argument ", i, " for device ", d, " is null"));
+      }
+      arguments[d].push_back(buffer->buffer.get());
+    }
+  }
+  absl::Span<const int64_t> non_donatable;
+  if (args->options->non_donatable_input_indices != nullptr) {
+    non_donatable = absl::Span<const int64_t>(args->options->non_donatable_input_indices,
+                                              args->options->num_non_donatable_input_indices);
+  }
+  EMBER_ASSIGN_OR_RETURN(runtime::Executable::Launch launch,
+                         loaded.executable->Execute(arguments, non_donatable, only_device));
+  for (size_t d = 0; d < launch.outputs.size(); ++d) {
+    for (size_t r = 0; r < launch.outputs[d].size(); ++r) {
+      args->output_lists[d][r] = NewBufferHandle(loaded.client, std::move(launch.outputs[d][r]));
+    }
+    if (args->device_complete_events != nullptr) {
+      args->device_complete_events[d] = NewEventHandle(launch.done[d]);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 void BindExecutableEntries(PJRT_Api& api) {
   api.PJRT_Client_Compile = &PJRT_Client_Compile_Entry;
+  api.PJRT_Executable_Destroy = &PJRT_Executable_Destroy_Entry;
+  api.PJRT_Executable_Name = &PJRT_Executable_Name_Entry;
+  api.PJRT_Executable_NumReplicas = &PJRT_Executable_NumReplicas_Entry;
+  api.PJRT_Executable_NumPartitions = &PJRT_Executable_NumPartitions_Entry;
+  api.PJRT_Executable_NumOutputs = &PJRT_Executable_NumOutputs_Entry;
+  api.PJRT_Executable_SizeOfGeneratedCodeInBytes = &PJRT_Executable_SizeOfGeneratedCodeInBytes_Entry;
+  api.PJRT_Executable_OutputElementTypes = &PJRT_Executable_OutputElementTypes_Entry;
+  api.PJRT_Executable_OutputDimensions = &PJRT_Executable_OutputDimensions_Entry;
+  api.PJRT_Executable_OutputMemoryKinds = &PJRT_Executable_OutputMemoryKinds_Entry;
+  api.PJRT_Executable_Fingerprint = &PJRT_Executable_Fingerprint_Entry;
+  api.PJRT_Executable_GetCompiledMemoryStats = &PJRT_Executable_GetCompiledMemoryStats_Entry;
+  api.PJRT_LoadedExecutable_Destroy = &PJRT_LoadedExecutable_Destroy_Entry;
+  api.PJRT_LoadedExecutable_GetExecutable = &PJRT_LoadedExecutable_GetExecutable_Entry;
+  api.PJRT_LoadedExecutable_AddressableDevices = &PJRT_LoadedExecutable_AddressableDevices_Entry;
+  api.PJRT_LoadedExecutable_AddressableDeviceLogicalIds =
+      &PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Entry;
+  api.PJRT_LoadedExecutable_GetDeviceAssignment = &PJRT_LoadedExecutable_GetDeviceAssignment_Entry;
+  api.PJRT_LoadedExecutable_Delete = &PJRT_LoadedExecutable_Delete_Entry;
+  api.PJRT_LoadedExecutable_IsDeleted = &PJRT_LoadedExecutable_IsDeleted_Entry;
+  api.PJRT_LoadedExecutable_Fingerprint = &PJRT_LoadedExecutable_Fingerprint_Entry;
+  api.PJRT_LoadedExecutable_Execute = &PJRT_LoadedExecutable_Execute_Entry;
 }
 
 }  // namespace ember::pjrt

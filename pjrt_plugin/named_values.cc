@@ -1,5 +1,7 @@
 #include "pjrt_plugin/named_values.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace ember::pjrt {
@@ -55,7 +57,9 @@ absl::StatusOr<std::map<std::string, OptionValue>> ReadNamedValues(const PJRT_Na
     }
     std::string name(v.name, v.name_size);
     OptionValue value;
-    switch (v.type) {
+    int32_t type;  // raw: a caller may store any int in the enum field
+    std::memcpy(&type, &v.type, sizeof(type));
+    switch (type) {
       case PJRT_NamedValue_kString:
         if (v.string_value == nullptr && v.value_size != 0) {
           return absl::InvalidArgumentError(absl::StrCat("option '", name, "' has a null string"));
@@ -78,8 +82,8 @@ absl::StatusOr<std::map<std::string, OptionValue>> ReadNamedValues(const PJRT_Na
         value = v.bool_value;
         break;
       default:
-        return absl::InvalidArgumentError(absl::StrCat("option '", name, "' has unknown type ",
-                                                       static_cast<int>(v.type)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("option '", name, "' has unknown type ", type));
     }
     if (!result.emplace(name, std::move(value)).second) {
       return absl::InvalidArgumentError(absl::StrCat("option '", name, "' is given twice"));

@@ -73,14 +73,19 @@ absl::StatusOr<Device*> Client::LookupAddressableDevice(int64_t local_hardware_i
 
 absl::StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
                                                                  int num_partitions) const {
-  const int64_t needed = static_cast<int64_t>(num_replicas) * num_partitions;
-  if (needed > static_cast<int64_t>(device_ptrs_.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a device assignment of ", num_replicas, " replicas x ", num_partitions,
-        " partitions needs ", needed, " devices; this client has ", device_ptrs_.size()));
+  if (num_replicas <= 0 || num_partitions <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_replicas and num_partitions must be positive, got ",
+                                                   num_replicas, " and ", num_partitions));
   }
+  // Like XLA's placer, the default assignment numbers devices in order whether or not that many
+  // exist here: compiling for more devices than this client has is allowed (AOT, portability);
+  // running such a program on missing devices is what fails.
+  const int64_t needed = static_cast<int64_t>(num_replicas) * num_partitions;
   std::vector<int> assignment(needed);
-  for (int64_t i = 0; i < needed; ++i) assignment[i] = device_ptrs_[i]->id();
+  for (int64_t i = 0; i < needed; ++i) {
+    assignment[i] = i < static_cast<int64_t>(device_ptrs_.size()) ? device_ptrs_[i]->id()
+                                                                   : static_cast<int>(i);
+  }
   return assignment;
 }
 

@@ -1,5 +1,6 @@
 """Ember as JAX sees it: devices, memories, attributes, transfers of every dtype."""
 import jax
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
@@ -117,8 +118,17 @@ def test_delete_then_use_is_a_clean_error(ember_devices):
     np.testing.assert_array_equal(np.asarray(keep), np.arange(5))
 
 
-def test_jit_reports_a_clear_error_not_a_crash(ember_devices):
-    x = jax.device_put(np.ones(3, np.float32), ember_devices[0])
-    with pytest.raises(Exception) as info:
-        jax.jit(lambda a: a * 2 + 1)(x)
-    assert "Ember" in str(info.value)
+def test_jit_runs_on_ember_and_keeps_results_there(ember_devices):
+    host = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+    x = jax.device_put(host, ember_devices[2])
+    y = jax.jit(lambda a: jnp.tanh(a) * 2 + 1)(x)
+    assert y.devices() == {ember_devices[2]}
+    np.testing.assert_allclose(np.asarray(y), np.tanh(host) * 2 + 1, rtol=1e-6)
+
+
+def test_wrong_argument_shape_is_a_clean_error_and_buffers_survive(ember_devices):
+    f = jax.jit(lambda a: a + 1).lower(jax.ShapeDtypeStruct((3,), np.float32)).compile()
+    good = jax.device_put(np.arange(3, dtype=np.float32), ember_devices[0])
+    with pytest.raises(Exception):
+        f(jax.device_put(np.arange(4, dtype=np.float32), ember_devices[0]))
+    np.testing.assert_array_equal(np.asarray(f(good)), np.arange(3) + 1)

@@ -36,7 +36,8 @@ TEST(ClientTest, DevicesAndLookups) {
   EXPECT_FALSE(client->LookupDevice(-1).ok());
   EXPECT_EQ(client->platform_name(), "ember");
   EXPECT_EQ(*client->DefaultDeviceAssignment(3, 1), (std::vector<int>{0, 1, 2}));
-  EXPECT_FALSE(client->DefaultDeviceAssignment(2, 2).ok());
+  EXPECT_EQ(*client->DefaultDeviceAssignment(2, 2), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_FALSE(client->DefaultDeviceAssignment(0, 2).ok());
 }
 
 TEST(ClientTest, RoundTripEverySemantics) {

@@ -85,4 +85,17 @@ absl::StatusOr<CompileOptions> ReadCompileOptions(absl::Span<const uint8_t> byte
   return options;
 }
 
+std::string SerializeDeviceAssignment(const std::vector<std::vector<int64_t>>& assignment) {
+  xla::DeviceAssignmentProto proto;
+  const size_t replicas = assignment.size();
+  const size_t partitions = replicas == 0 ? 0 : assignment[0].size();
+  proto.set_replica_count(static_cast<int32_t>(replicas));
+  proto.set_computation_count(static_cast<int32_t>(partitions));
+  for (size_t c = 0; c < partitions; ++c) {
+    auto* devices = proto.add_computation_devices();
+    for (size_t r = 0; r < replicas; ++r) devices->add_replica_device_ids(assignment[r][c]);
+  }
+  return proto.SerializeAsString();
+}
+
 }  // namespace ember::frontend

@@ -42,6 +42,10 @@ struct CompileOptions {
 // not match the counts): InvalidArgument saying which.
 absl::StatusOr<CompileOptions> ReadCompileOptions(absl::Span<const uint8_t> bytes);
 
+// Serializes assignment[replica][partition] as an xla.DeviceAssignmentProto (what
+// PJRT_LoadedExecutable_GetDeviceAssignment returns).
+std::string SerializeDeviceAssignment(const std::vector<std::vector<int64_t>>& assignment);
+
 }  // namespace ember::frontend
 
 #endif  // EMBER_COMPILER_FRONTEND_OPTIONS_COMPILE_OPTIONS_H_

@@ -1,0 +1,85 @@
+#include "compiler/driver/compile_program.h"
+
+#include <cstring>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/bytecode_reader.h"
+#include "compiler/frontend/import/import.h"
+#include "compiler/frontend/text/mlir_text_parser.h"
+#include "compiler/ir/verifier.h"
+
+namespace ember::compiler {
+namespace {
+
+bool IsMlirBytecode(absl::Span<const uint8_t> code) {
+  static constexpr uint8_t kMagic[4] = {'M', 'L', 0xEF, 'R'};
+  return code.size() >= 4 && std::memcmp(code.data(), kMagic, 4) == 0;
+}
+
+// FNV-1a over the program bytes and the options that change results.
+std::string Fingerprint(absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* data, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  mix(code.data(), code.size());
+  mix(&options.num_replicas, sizeof(options.num_replicas));
+  mix(&options.num_partitions, sizeof(options.num_partitions));
+  return absl::StrCat("ember-", absl::Hex(h, absl::kZeroPad16));
+}
+
+bool IsDonor(const ir::AttributeMap& attrs) {
+  if (const ir::Attribute* a = attrs.Find("jax.buffer_donor")) {
+    if (a->kind == ir::Attribute::Kind::kBool && a->b) return true;
+  }
+  return attrs.Find("tf.aliasing_output") != nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
+                                                        absl::Span<const uint8_t> code) {
+  if (format == "hlo" || format == "hlo_with_config") {
+    return absl::UnimplementedError(absl::StrCat(
+        "program format '", std::string(format),
+        "' (HloModuleProto) is not supported by Ember yet; JAX sends 'mlir'"));
+  }
+  if (format != "mlir") {
+    return absl::InvalidArgumentError(absl::StrCat("Unknown program format '", std::string(format), "'."));
+  }
+  std::unique_ptr<frontend::Operation> op;
+  if (IsMlirBytecode(code)) {
+    EMBER_ASSIGN_OR_RETURN(op, frontend::ReadMlirBytecode(code));
+  } else {
+    std::string_view text(reinterpret_cast<const char*>(code.data()), code.size());
+    EMBER_ASSIGN_OR_RETURN(op, frontend::ParseMlirText(text, "<program>"));
+  }
+  return frontend::ImportModule(*op);
+}
+
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
+  auto program = std::make_unique<CompiledProgram>();
+  EMBER_ASSIGN_OR_RETURN(program->module, ReadProgram(format, code));
+  EMBER_RETURN_IF_ERROR(ir::Verify(*program->module));
+  program->entry = program->module->entry();
+  if (program->entry == nullptr) {
+    return absl::InvalidArgumentError(
+        "the program has no entry function: expected @main or exactly one public function");
+  }
+  program->options = options;
+  program->name = program->module->name();
+  for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());
+  program->result_types = program->entry->result_types();
+  const auto& arg_attrs = program->entry->arg_attributes();
+  for (size_t i = 0; i < program->parameter_types.size(); ++i) {
+    program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
+  }
+  program->fingerprint = Fingerprint(code, options);
+  return program;
+}
+
+}  // namespace ember::compiler

@@ -1,0 +1,43 @@
+// The compiler driver: program bytes (MLIR bytecode or text; HLO proto later) plus compile
+// options in, a verified ir::Module with its signature and donation plan out. Backends take it
+// from here.
+#ifndef EMBER_COMPILER_DRIVER_COMPILE_PROGRAM_H_
+#define EMBER_COMPILER_DRIVER_COMPILE_PROGRAM_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/frontend/options/compile_options.h"
+#include "compiler/ir/module.h"
+
+namespace ember::compiler {
+
+struct CompiledProgram {
+  std::unique_ptr<ir::Module> module;
+  ir::Computation* entry = nullptr;
+  frontend::CompileOptions options;
+  std::string name;  // the module's name (JAX: "jit_f")
+  std::vector<ir::ValueType> parameter_types;
+  std::vector<ir::ValueType> result_types;
+  // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
+  std::vector<bool> donatable;
+  // A stable hash of the program and the options that change its meaning.
+  std::string fingerprint;
+};
+
+// `format` is PJRT's program format ("mlir" or "hlo"). Errors name the stage and, for program
+// errors, the op and its source location.
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options);
+
+// Parses and imports program bytes to a module without verifying it (for tools).
+absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
+                                                         absl::Span<const uint8_t> code);
+
+}  // namespace ember::compiler
+
+#endif  // EMBER_COMPILER_DRIVER_COMPILE_PROGRAM_H_

@@ -1,0 +1,525 @@
+// The walk from a builtin.module to an ir::Module: functions first (so calls and composites can
+// name functions defined later), then their bodies op by op, nested regions as computations.
+// Dialect-specific pieces: VHLO (vhlo_mapping.cc), stablehlo attribute tables
+// (stablehlo_op_specs.cc), and here the func, sdy, chlo, check and interpreter ops.
+#include "compiler/frontend/import/import.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/import/import_internal.h"
+
+namespace ember::frontend {
+namespace {
+
+using importer::DescribeOp;
+using importer::ImportContext;
+using importer::OpView;
+
+absl::Status OpError(const Operation& op, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", what));
+}
+
+// Prefixes a status message with the op's description unless it already names it.
+absl::Status AtOp(const Operation& op, const absl::Status& status) {
+  if (status.ok()) return status;
+  const std::string where = DescribeOp(op);
+  if (absl::StartsWith(status.message(), op.name)) return status;
+  return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+}
+
+const AttrPtr* FindAttr(const Operation& op, const char* name) {
+  for (const NamedAttribute& a : op.attributes) {
+    if (a.name == name) return &a.value;
+  }
+  return nullptr;
+}
+
+bool UsesVhlo(const Operation& module_op) {
+  for (const Region& r : module_op.regions) {
+    for (const auto& b : r.blocks) {
+      for (const auto& op : b->operations) {
+        if (absl::StartsWith(op->name, "vhlo.")) return true;
+      }
+    }
+  }
+  return false;
+}
+
+class Importer {
+ public:
+  Importer(ImportContext ctx, const absl::flat_hash_set<std::string>* skip)
+      : ctx_(ctx), skip_(skip) {}
+
+  absl::StatusOr<std::unique_ptr<ir::Module>> Run(const Operation& module_op);
+  // The function whose import failed last (empty when the failure was elsewhere).
+  const std::string& failed_function() const { return failed_function_; }
+
+ private:
+  absl::Status ImportModuleAttributes(const Operation& module_op);
+  absl::Status DeclareFunction(const Operation& op);
+  absl::Status ImportFunction(const Operation& op, ir::Computation* c);
+  absl::Status ImportBlock(const Block& block, ir::Computation* c);
+  absl::StatusOr<ir::Computation*> ImportRegion(const Region& region, const std::string& hint,
+                                                const Operation& owner);
+  absl::Status ImportOp(const Operation& op, ir::Computation* c);
+  absl::Status ImportGeneric(const Operation& op, OpView view, ir::AttributeMap discardable,
+                             ir::Computation* c);
+  absl::Status ImportAsCustomCall(const Operation& op, const std::string& target,
+                                  bool side_effect, ir::AttributeMap extra, ir::Computation* c);
+
+  absl::StatusOr<std::vector<ir::Value*>> Operands(const Operation& op);
+  absl::StatusOr<std::vector<ir::ValueType>> ResultTypes(const Operation& op);
+  void MapResults(const Operation& op, ir::Instruction* inst);
+  static std::pair<const void*, uint32_t> Key(const ValueRef& v) {
+    return {v.op != nullptr ? static_cast<const void*>(v.op) : static_cast<const void*>(v.block),
+            v.index};
+  }
+
+  ImportContext ctx_;
+  const absl::flat_hash_set<std::string>* skip_;
+  std::string failed_function_;
+  std::vector<std::pair<std::string, ir::Attribute>> function_attributes_;
+  std::unique_ptr<ir::Module> module_;
+  absl::flat_hash_map<std::pair<const void*, uint32_t>, ir::Value*> values_;
+  std::vector<std::pair<const Operation*, ir::Computation*>> functions_;
+  std::vector<std::pair<std::string, ir::Attribute>> meshes_;
+};
+
+absl::StatusOr<std::unique_ptr<ir::Module>> Importer::Run(const Operation& module_op) {
+  if (module_op.name != "builtin.module") {
+    return OpError(module_op, "expected a builtin.module at the top level");
+  }
+  std::string name = "module";
+  if (const AttrPtr* sym = FindAttr(module_op, "sym_name"); sym != nullptr && *sym) {
+    EMBER_ASSIGN_OR_RETURN(name, importer::ReadString(**sym));
+  }
+  module_ = std::make_unique<ir::Module>(name);
+  EMBER_RETURN_IF_ERROR(ImportModuleAttributes(module_op));
+  if (module_op.regions.size() != 1 || module_op.regions[0].blocks.size() != 1) {
+    return OpError(module_op, "a module has one region with one block");
+  }
+  const Block& body = *module_op.regions[0].blocks[0];
+  for (const auto& op : body.operations) {
+    if (op->name == "func.func" || op->name == "vhlo.func_v1") {
+      if (skip_ != nullptr) {
+        const AttrPtr* sym = FindAttr(*op, "sym_name");
+        absl::StatusOr<std::string> fname =
+            sym != nullptr && *sym ? importer::ReadString(**sym) : absl::StatusOr<std::string>("");
+        if (fname.ok() && skip_->contains(*fname)) continue;
+      }
+      EMBER_RETURN_IF_ERROR(DeclareFunction(*op));
+    } else if (op->name == "sdy.mesh") {
+      const AttrPtr* sym = FindAttr(*op, "sym_name");
+      const AttrPtr* mesh = FindAttr(*op, "mesh");
+      if (sym == nullptr || mesh == nullptr || !*sym || !*mesh) {
+        return OpError(*op, "sdy.mesh needs sym_name and mesh");
+      }
+      EMBER_ASSIGN_OR_RETURN(std::string mesh_name, importer::ReadString(**sym));
+      meshes_.emplace_back(mesh_name, ir::Attribute::String(PrintAttribute(**mesh)));
+    } else {
+      return OpError(*op, "unsupported op at module level (expected func.func or sdy.mesh)");
+    }
+  }
+  if (!meshes_.empty()) module_->attributes().Set("sdy.meshes", ir::Attribute::Dict(meshes_));
+  for (const auto& [op, computation] : functions_) {
+    absl::Status s = ImportFunction(*op, computation);
+    if (!s.ok()) {
+      failed_function_ = computation->name();
+      return s;
+    }
+  }
+  // Discardable attributes of functions (the IR keeps no per-function dictionary).
+  if (!function_attributes_.empty()) {
+    module_->attributes().Set("func_attributes", ir::Attribute::Dict(function_attributes_));
+  }
+  return std::move(module_);
+}
+
+absl::Status Importer::ImportModuleAttributes(const Operation& module_op) {
+  OpView view;
+  EMBER_ASSIGN_OR_RETURN(ir::AttributeMap discardable,
+                         importer::SplitAttributes(module_op, &view, ctx_));
+  for (const auto& [name, value] : view.attrs) {
+    if (name != "sym_name" && name != "sym_visibility") {
+      return OpError(module_op, absl::StrCat("unknown attribute '", name, "'"));
+    }
+  }
+  for (const auto& [name, value] : discardable.entries()) module_->attributes().Set(name, value);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::DeclareFunction(const Operation& op) {
+  const AttrPtr* sym = FindAttr(op, "sym_name");
+  if (sym == nullptr || !*sym) return OpError(op, "function without sym_name");
+  EMBER_ASSIGN_OR_RETURN(std::string name, importer::ReadString(**sym));
+  absl::StatusOr<ir::Computation*> c = module_->AddFunction(name);
+  if (!c.ok()) return AtOp(op, c.status());
+  functions_.emplace_back(&op, *c);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportFunction(const Operation& op, ir::Computation* c) {
+  OpView view;
+  EMBER_ASSIGN_OR_RETURN(ir::AttributeMap discardable, importer::SplitAttributes(op, &view, ctx_));
+  if (!discardable.empty()) {
+    function_attributes_.emplace_back(c->name(), ir::Attribute::Dict(discardable.entries()));
+  }
+  AttrPtr function_type, arg_attrs, res_attrs;
+  for (const auto& [name, value] : view.attrs) {
+    if (!value) continue;
+    if (name == "function_type") {
+      function_type = value;
+    } else if (name == "arg_attrs") {
+      arg_attrs = value;
+    } else if (name == "res_attrs") {
+      res_attrs = value;
+    } else if (name == "sym_visibility") {
+      EMBER_ASSIGN_OR_RETURN(std::string v, importer::ReadString(*value));
+      c->set_public(v != "private" && v != "nested");
+      continue;
+    } else if (name == "sym_name" || name == "no_inline") {
+      continue;  // no_inline is an inlining hint with no semantics
+    } else {
+      return OpError(op, absl::StrCat("unknown attribute '", name, "'"));
+    }
+  }
+  if (FindAttr(op, "sym_visibility") == nullptr) c->set_public(true);
+  if (!function_type) return OpError(op, "function without function_type");
+  absl::StatusOr<importer::FunctionSignature> sig = importer::ReadFunctionType(*function_type);
+  if (!sig.ok()) return AtOp(op, sig.status());
+  if (op.regions.size() != 1 || op.regions[0].blocks.empty()) {
+    return OpError(op, absl::StrCat("function @", c->name(), " has no body"));
+  }
+  if (op.regions[0].blocks.size() != 1) {
+    return OpError(op, absl::StrCat("function @", c->name(),
+                                    " has several blocks (unstructured control flow)"));
+  }
+  const Block& entry = *op.regions[0].blocks[0];
+  if (entry.arguments.size() != sig->inputs.size()) {
+    return OpError(op, absl::StrCat("function @", c->name(), " has ", entry.arguments.size(),
+                                    " block arguments but its type has ", sig->inputs.size(),
+                                    " inputs"));
+  }
+  auto read_dicts = [&](const AttrPtr& attr, size_t n,
+                        std::vector<ir::AttributeMap>* out) -> absl::Status {
+    out->assign(n, ir::AttributeMap());
+    if (!attr) return absl::OkStatus();
+    EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> dicts, importer::ReadArray(*attr));
+    if (dicts.empty()) return absl::OkStatus();
+    if (dicts.size() != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(dicts.size(), " attribute dictionaries for ", n, " values"));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!dicts[i]) continue;
+      EMBER_ASSIGN_OR_RETURN((*out)[i], importer::ConvertDictionary(*dicts[i], ctx_));
+    }
+    return absl::OkStatus();
+  };
+  EMBER_RETURN_IF_ERROR(AtOp(op, read_dicts(arg_attrs, sig->inputs.size(), &c->arg_attributes())));
+  EMBER_RETURN_IF_ERROR(
+      AtOp(op, read_dicts(res_attrs, sig->results.size(), &c->result_attributes())));
+  EMBER_RETURN_IF_ERROR(ImportBlock(entry, c));
+  // The body's results must be what the signature says.
+  const ir::Instruction* ret = c->return_instruction();
+  if (ret == nullptr) return OpError(op, absl::StrCat("function @", c->name(), " has no return"));
+  if (ret->operands().size() != sig->results.size()) {
+    return OpError(op, absl::StrCat("function @", c->name(), " returns ",
+                                    ret->operands().size(), " values but its type has ",
+                                    sig->results.size(), " results"));
+  }
+  for (size_t i = 0; i < sig->results.size(); ++i) {
+    if (!sig->results[i]) return OpError(op, "null result type");
+    absl::StatusOr<ir::ValueType> t = importer::ConvertType(*sig->results[i]);
+    if (!t.ok()) return AtOp(op, t.status());
+    if (*t != ret->operand(i)->type()) {
+      return OpError(op, absl::StrCat("function @", c->name(), " result ", i, " has type ",
+                                      t->ToString(), " but the body returns ",
+                                      ret->operand(i)->type().ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportBlock(const Block& block, ir::Computation* c) {
+  for (size_t i = 0; i < block.arguments.size(); ++i) {
+    const BlockArgument& arg = block.arguments[i];
+    if (!arg.type) return absl::InvalidArgumentError("block argument without a type");
+    absl::StatusOr<ir::ValueType> t = importer::ConvertType(*arg.type);
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " of ", c->name(), ": ", t.status().message()));
+    }
+    values_[{&block, static_cast<uint32_t>(i)}] = c->AddParameter(*std::move(t));
+  }
+  for (const auto& op : block.operations) EMBER_RETURN_IF_ERROR(ImportOp(*op, c));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::Computation*> Importer::ImportRegion(const Region& region,
+                                                        const std::string& hint,
+                                                        const Operation& owner) {
+  if (region.blocks.size() != 1) {
+    return OpError(owner, absl::StrCat("a region has ", region.blocks.size(),
+                                       " blocks; exactly one is supported"));
+  }
+  ir::Computation* c = module_->AddRegion(hint);
+  absl::Status s = ImportBlock(*region.blocks[0], c);
+  if (!s.ok()) return AtOp(owner, s);
+  if (c->return_instruction() == nullptr) {
+    return OpError(owner, "a region does not end with a return");
+  }
+  return c;
+}
+
+absl::StatusOr<std::vector<ir::Value*>> Importer::Operands(const Operation& op) {
+  std::vector<ir::Value*> out;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    auto it = values_.find(Key(op.operands[i]));
+    if (it == values_.end()) {
+      return OpError(op, absl::StrCat("operand ", i, " is used before it is defined"));
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ir::ValueType>> Importer::ResultTypes(const Operation& op) {
+  std::vector<ir::ValueType> out;
+  for (size_t i = 0; i < op.result_types.size(); ++i) {
+    if (!op.result_types[i]) return OpError(op, "result without a type");
+    absl::StatusOr<ir::ValueType> t = importer::ConvertType(*op.result_types[i]);
+    if (!t.ok()) return OpError(op, absl::StrCat("result ", i, ": ", t.status().message()));
+    out.push_back(*std::move(t));
+  }
+  return out;
+}
+
+void Importer::MapResults(const Operation& op, ir::Instruction* inst) {
+  for (size_t i = 0; i < inst->num_results(); ++i) {
+    values_[{&op, static_cast<uint32_t>(i)}] = inst->result(i);
+  }
+}
+
+absl::Status Importer::ImportAsCustomCall(const Operation& op, const std::string& target,
+                                          bool side_effect, ir::AttributeMap extra,
+                                          ir::Computation* c) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::Value*> operands, Operands(op));
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::ValueType> results, ResultTypes(op));
+  if (!op.regions.empty()) return OpError(op, "regions are not supported on this op");
+  ir::AttributeMap attrs;
+  attrs.Set("call_target_name", ir::Attribute::String(target));
+  attrs.Set("has_side_effect", ir::Attribute::Bool(side_effect));
+  attrs.Set("api_version", ir::Attribute::Int(1));
+  for (const auto& [name, value] : extra.entries()) attrs.Set(name, value);
+  ir::Instruction* inst =
+      c->AddInstruction(ir::Opcode::kCustomCall, std::move(operands), std::move(results),
+                        std::move(attrs), {}, importer::ConvertLocation(op.loc));
+  MapResults(op, inst);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
+  const std::string& name = op.name;
+  if (name == "builtin.unrealized_conversion_cast") {
+    // Mixed artifacts switch between VHLO and builtin types; both are one IR type.
+    if (op.operands.size() != op.result_types.size()) {
+      return OpError(op, "only 1:1 conversion casts are supported");
+    }
+    EMBER_ASSIGN_OR_RETURN(std::vector<ir::Value*> operands, Operands(op));
+    EMBER_ASSIGN_OR_RETURN(std::vector<ir::ValueType> results, ResultTypes(op));
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (operands[i]->type() != results[i]) {
+        return OpError(op, absl::StrCat("cast changes type ", operands[i]->type().ToString(),
+                                        " to ", results[i].ToString()));
+      }
+      values_[{&op, static_cast<uint32_t>(i)}] = operands[i];
+    }
+    return absl::OkStatus();
+  }
+  OpView view;
+  absl::StatusOr<ir::AttributeMap> discardable = importer::SplitAttributes(op, &view, ctx_);
+  if (!discardable.ok()) return discardable.status();
+  if (absl::StartsWith(name, "vhlo.")) {
+    EMBER_RETURN_IF_ERROR(importer::NormalizeVhloOp(op, &view, ctx_));
+    return ImportGeneric(op, std::move(view), *std::move(discardable), c);
+  }
+  if (absl::StartsWith(name, "stablehlo.")) {
+    EMBER_RETURN_IF_ERROR(importer::NormalizeStablehloOp(op, &view, ctx_));
+    return ImportGeneric(op, std::move(view), *std::move(discardable), c);
+  }
+  if (name == "func.return" || name == "func.call" || name == "sdy.return") {
+    view.name = name == "sdy.return" ? "stablehlo.return" : name;
+    return ImportGeneric(op, std::move(view), *std::move(discardable), c);
+  }
+  if (name == "chlo.tan") {  // same semantics as stablehlo.tan
+    view.name = "stablehlo.tan";
+    return ImportGeneric(op, std::move(view), *std::move(discardable), c);
+  }
+  if (absl::StartsWith(name, "chlo.")) {
+    return absl::UnimplementedError(absl::StrCat(
+        DescribeOp(op), ": ", name,
+        " is not supported by the importer (legalize CHLO to StableHLO first)"));
+  }
+  if (name == "sdy.sharding_constraint") {
+    const AttrPtr* sharding = FindAttr(op, "sharding");
+    if (sharding == nullptr || !*sharding) return OpError(op, "missing attribute 'sharding'");
+    ir::AttributeMap extra = *std::move(discardable);
+    extra.Set("sdy.sharding", ir::Attribute::String(PrintAttribute(**sharding)));
+    return ImportAsCustomCall(op, "Sharding", false, std::move(extra), c);
+  }
+  if (absl::StartsWith(name, "sdy.")) {
+    return absl::UnimplementedError(
+        absl::StrCat(DescribeOp(op), ": ", name, " is not supported yet"));
+  }
+  if (absl::StartsWith(name, "check.") || absl::StartsWith(name, "interpreter.")) {
+    // Test-harness ops: kept as side-effecting custom calls named after the op, like the
+    // `stablehlo.custom_call @check.*` that JAX-generated tests use.
+    ir::AttributeMap extra;
+    for (const auto& [attr_name, value] : view.attrs) {
+      if (!value) continue;
+      absl::StatusOr<ir::Attribute> a = importer::ConvertGeneric(*value, ctx_);
+      if (!a.ok()) return OpError(op, absl::StrCat("attribute '", attr_name, "': ",
+                                                   a.status().message()));
+      extra.Set(attr_name, *std::move(a));
+    }
+    for (const auto& [attr_name, value] : discardable->entries()) extra.Set(attr_name, value);
+    return ImportAsCustomCall(op, name, true, std::move(extra), c);
+  }
+  return OpError(op, absl::StrCat("unknown op '", name, "'"));
+}
+
+absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
+                                     ir::AttributeMap discardable, ir::Computation* c) {
+  const std::string where = DescribeOp(op);
+  if (view.name == "func.func") return OpError(op, "nested functions are not supported");
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::Value*> operands, Operands(op));
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::ValueType> results, ResultTypes(op));
+  const ir::Location loc = importer::ConvertLocation(op.loc);
+
+  if (view.name == "func.return" || view.name == "stablehlo.return") {
+    if (!view.attrs.empty() || !discardable.empty() || !results.empty() || !op.regions.empty()) {
+      return OpError(op, "a return takes operands only");
+    }
+    c->AddInstruction(ir::Opcode::kReturn, std::move(operands), {}, {}, {}, loc);
+    return absl::OkStatus();
+  }
+
+  ir::Computation* callee = nullptr;
+  std::optional<ir::Opcode> opcode;
+  ir::AttributeMap attrs;
+  if (view.name == "func.call") {
+    opcode = ir::Opcode::kCall;
+    std::string target;
+    for (const auto& [name, value] : view.attrs) {
+      if (name == "callee" && value) {
+        EMBER_ASSIGN_OR_RETURN(target, importer::ReadString(*value));
+      } else if (name == "no_inline") {
+        continue;  // inlining hint without semantics
+      } else if ((name == "arg_attrs" || name == "res_attrs") && value) {
+        EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> dicts, importer::ReadArray(*value));
+        for (const AttrPtr& d : dicts) {
+          EMBER_ASSIGN_OR_RETURN(auto entries, importer::ReadDict(*d));
+          if (!entries.empty()) return OpError(op, absl::StrCat("unsupported ", name));
+        }
+      } else {
+        return OpError(op, absl::StrCat("unknown attribute '", name, "'"));
+      }
+    }
+    callee = module_->FindFunction(target);
+    if (callee == nullptr) {
+      return OpError(op, absl::StrCat("callee @", target, " is not a function of the module"));
+    }
+  } else {
+    std::string opname = view.name;
+    if (opname == "stablehlo.create_token") opname = "stablehlo.after_all";
+    opcode = ir::OpcodeFromName(opname);
+    if (!opcode.has_value() || *opcode == ir::Opcode::kCall || *opcode == ir::Opcode::kReturn) {
+      return absl::UnimplementedError(
+          absl::StrCat(where, ": op ", view.name, " is not supported by Ember"));
+    }
+    if (*opcode == ir::Opcode::kComposite) {
+      std::vector<std::pair<std::string, AttrPtr>> rest;
+      for (auto& [name, value] : view.attrs) {
+        if (name == "decomposition" && value) {
+          EMBER_ASSIGN_OR_RETURN(std::string target, importer::ReadString(*value));
+          callee = module_->FindFunction(target);
+          if (callee == nullptr) {
+            return OpError(op, absl::StrCat("decomposition @", target,
+                                            " is not a function of the module"));
+          }
+        } else {
+          rest.emplace_back(name, value);
+        }
+      }
+      view.attrs = std::move(rest);
+      if (callee == nullptr) return OpError(op, "missing attribute 'decomposition'");
+      if (!op.regions.empty()) return OpError(op, "composites with regions are not supported");
+    }
+    std::vector<ir::ValueType> operand_types;
+    for (const ir::Value* v : operands) operand_types.push_back(v->type());
+    EMBER_ASSIGN_OR_RETURN(attrs, importer::ConvertOpAttributes(*opcode, view, operand_types,
+                                                                results, where, ctx_));
+  }
+  for (const auto& [name, value] : discardable.entries()) attrs.Set(name, value);
+
+  std::vector<ir::Computation*> regions;
+  for (const Region& r : op.regions) {
+    EMBER_ASSIGN_OR_RETURN(ir::Computation * region,
+                           ImportRegion(r, std::string(ir::OpcodeName(*opcode)), op));
+    regions.push_back(region);
+  }
+  ir::Instruction* inst = c->AddInstruction(*opcode, std::move(operands), std::move(results),
+                                            std::move(attrs), std::move(regions), loc);
+  if (callee != nullptr) inst->set_callee(callee);
+  MapResults(op, inst);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ir::Module>> ImportModule(const Operation& module_op) {
+  ImportContext ctx;
+  ctx.builtin_i1 = UsesVhlo(module_op) ? importer::I1Layout::kWire : importer::I1Layout::kBytes;
+  Importer importer(ctx, nullptr);
+  return importer.Run(module_op);
+}
+
+absl::StatusOr<ImportResult> ImportModule(const Operation& module_op,
+                                          const ImportOptions& options) {
+  ImportContext ctx;
+  ctx.builtin_i1 = UsesVhlo(module_op) ? importer::I1Layout::kWire : importer::I1Layout::kBytes;
+  ImportResult result;
+  absl::flat_hash_set<std::string> skip;
+  std::vector<std::pair<std::string, std::string>> skipped;
+  while (true) {
+    Importer importer(ctx, &skip);
+    absl::StatusOr<std::unique_ptr<ir::Module>> module = importer.Run(module_op);
+    if (module.ok()) {
+      result.module = *std::move(module);
+      break;
+    }
+    const std::string& failed = importer.failed_function();
+    if (!options.skip_failing_functions || failed.empty() || skip.contains(failed)) {
+      return module.status();
+    }
+    skip.insert(failed);
+    skipped.emplace_back(failed, std::string(module.status().message()));
+  }
+  std::sort(skipped.begin(), skipped.end());
+  for (const auto& [name, error] : skipped) {
+    result.skipped.push_back(absl::StrCat("@", name, ": ", error));
+  }
+  return result;
+}
+
+}  // namespace ember::frontend

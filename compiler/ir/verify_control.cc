@@ -1,0 +1,347 @@
+// Verifier checks of region-carrying and distributed ops: reduce, reduce_window,
+// select_and_scatter, sort, while, if, case, the collectives, rng_bit_generator, batch_norm_*,
+// custom_call.
+#include <string>
+#include <vector>
+
+#include "compiler/ir/verifier_internal.h"
+
+namespace ember::ir::verifier {
+namespace {
+
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+ValueType Scalar(ElementType t) { return TensorOf(t, {}); }
+
+// reduce and reduce_window: N inputs of one shape, N scalar inits, a body (2N scalars -> N).
+absl::Status InputsAndInits(const OpChecker& c, size_t* n, std::vector<ValueType>* scalars) {
+  if (c.num_operands() == 0 || c.num_operands() % 2 != 0) {
+    return c.Error("expects inputs and as many init values, got ", c.num_operands(), " operands");
+  }
+  RETURN_IF_ERROR(c.AllTensors());
+  *n = c.num_operands() / 2;
+  RETURN_IF_ERROR(c.ResultCount(*n));
+  RETURN_IF_ERROR(c.RegionCount(1));
+  for (size_t i = 0; i < *n; ++i) {
+    if (c.operand(i).dims() != c.operand(0).dims()) {
+      return c.Error("input ", i, " shape ", Dims(c.operand(i).dims()), " differs from input 0's ",
+                     Dims(c.operand(0).dims()));
+    }
+    const ValueType& init = c.operand(*n + i);
+    if (!init.dims().empty()) return c.Error("init value ", i, " must be a 0-d tensor");
+    // The body may promote the element type (is_promotable): same kind, no narrower.
+    ValueType scalar = init;
+    const Computation* body = c.inst().regions()[0];
+    if (body->parameters().size() == 2 * *n) {
+      const ValueType& p = body->parameter(i)->type();
+      const ElementType e = p.is_tensor() ? p.element_type() : init.element_type();
+      const ElementType in = init.element_type();
+      if (p.is_tensor() && p.dims().empty() && BitWidth(e) >= BitWidth(in) &&
+          IsFloat(e) == IsFloat(in) && IsComplex(e) == IsComplex(in) &&
+          IsInteger(e) == IsInteger(in)) {
+        scalar = p;
+      }
+    }
+    scalars->push_back(scalar);
+  }
+  std::vector<ValueType> params = *scalars;
+  params.insert(params.end(), scalars->begin(), scalars->end());
+  return c.RegionSignature(0, params, *scalars, "the body");
+}
+
+absl::Status Reduce(const OpChecker& c) {
+  size_t n = 0;
+  std::vector<ValueType> scalars;
+  RETURN_IF_ERROR(InputsAndInits(c, &n, &scalars));
+  absl::StatusOr<std::vector<int64_t>> dims = c.Ints("dimensions");
+  if (!dims.ok()) return dims.status();
+  const std::vector<int64_t>& in = c.operand(0).dims();
+  RETURN_IF_ERROR(c.DimsInRange("dimensions", *dims, static_cast<int64_t>(in.size())));
+  RETURN_IF_ERROR(c.DimsUnique("dimensions", *dims));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool reduced = false;
+    for (int64_t d : *dims) reduced |= d == static_cast<int64_t>(i);
+    if (!reduced) out.push_back(in[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(c.ResultIs(i, TensorOf(scalars[i].element_type(), out)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReduceWindow(const OpChecker& c) {
+  size_t n = 0;
+  std::vector<ValueType> scalars;
+  RETURN_IF_ERROR(InputsAndInits(c, &n, &scalars));
+  const std::vector<int64_t>& in = c.operand(0).dims();
+  const size_t r = in.size();
+  absl::StatusOr<std::vector<int64_t>> window = c.Ints("window_dimensions");
+  if (!window.ok()) return window.status();
+  const std::vector<int64_t> strides = c.IntsOr("window_strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> base = c.IntsOr("base_dilations", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> wdil = c.IntsOr("window_dilations", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pad = c.IntsOr("padding", std::vector<int64_t>(2 * r, 0));
+  RETURN_IF_ERROR(c.SizeIs("window_dimensions", *window, r, "the input rank"));
+  RETURN_IF_ERROR(c.SizeIs("window_strides", strides, r, "the input rank"));
+  RETURN_IF_ERROR(c.SizeIs("base_dilations", base, r, "the input rank"));
+  RETURN_IF_ERROR(c.SizeIs("window_dilations", wdil, r, "the input rank"));
+  RETURN_IF_ERROR(c.SizeIs("padding", pad, 2 * r, "a (low, high) pair per dimension"));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < r; ++i) {
+    if ((*window)[i] <= 0) return c.Error("window_dimensions[", i, "] must be positive");
+    if (strides[i] <= 0) return c.Error("window_strides[", i, "] must be positive");
+    if (base[i] <= 0) return c.Error("base_dilations[", i, "] must be positive");
+    if (wdil[i] <= 0) return c.Error("window_dilations[", i, "] must be positive");
+    const int64_t dilated = in[i] == 0 ? 0 : (in[i] - 1) * base[i] + 1;
+    const int64_t padded = dilated + pad[2 * i] + pad[2 * i + 1];
+    const int64_t dwin = ((*window)[i] - 1) * wdil[i] + 1;
+    out.push_back(padded < dwin ? 0 : (padded - dwin) / strides[i] + 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(c.ResultIs(i, TensorOf(scalars[i].element_type(), out)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Sort(const OpChecker& c) {
+  RETURN_IF_ERROR(c.OperandCountAtLeast(1));
+  RETURN_IF_ERROR(c.ResultCount(c.num_operands()));
+  RETURN_IF_ERROR(c.RegionCount(1));
+  RETURN_IF_ERROR(c.AllTensors());
+  const int64_t rank = static_cast<int64_t>(c.operand(0).dims().size());
+  const int64_t dim = c.IntOr("dimension", -1);
+  if (dim < -rank || dim >= rank) {
+    return c.Error("dimension = ", dim, " is out of range for rank ", rank);
+  }
+  std::vector<ValueType> params;
+  for (size_t i = 0; i < c.num_operands(); ++i) {
+    if (c.operand(i).dims() != c.operand(0).dims()) return c.Error("inputs have different shapes");
+    RETURN_IF_ERROR(c.ResultIs(i, c.operand(i)));
+    params.push_back(Scalar(c.operand(i).element_type()));
+    params.push_back(Scalar(c.operand(i).element_type()));
+  }
+  return c.RegionSignature(0, params, {Scalar(ElementType::kPred)}, "the comparator");
+}
+
+absl::Status While(const OpChecker& c) {
+  RETURN_IF_ERROR(c.RegionCount(2));
+  RETURN_IF_ERROR(c.ResultCount(c.num_operands()));
+  std::vector<ValueType> types;
+  for (size_t i = 0; i < c.num_operands(); ++i) {
+    types.push_back(c.operand(i));
+    RETURN_IF_ERROR(c.ResultIs(i, c.operand(i)));
+  }
+  RETURN_IF_ERROR(c.RegionSignature(0, types, {Scalar(ElementType::kPred)}, "cond"));
+  return c.RegionSignature(1, types, types, "body");
+}
+
+absl::Status Branches(const OpChecker& c, size_t first_region) {
+  std::vector<ValueType> results;
+  for (size_t i = 0; i < c.num_results(); ++i) results.push_back(c.result(i));
+  for (size_t r = first_region; r < c.inst().regions().size(); ++r) {
+    RETURN_IF_ERROR(c.RegionSignature(r, {}, results, absl::StrCat("branch ", r).c_str()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReplicaGroups(const OpChecker& c, const char* name, int64_t* group_size) {
+  const Attribute* g = c.inst().attribute(name);
+  if (g == nullptr || g->kind != Attribute::Kind::kLiteral || !g->literal ||
+      g->literal->shape().rank() != 2) {
+    return c.Error("missing 2-D ", name);
+  }
+  if (group_size != nullptr) *group_size = g->literal->shape().dim(1);
+  return absl::OkStatus();
+}
+
+absl::Status Collective(const OpChecker& c) {
+  RETURN_IF_ERROR(c.OperandCountAtLeast(1));
+  // collective_broadcast with has_dynamic_root takes the root index as a last operand.
+  const size_t n = c.opcode() == Opcode::kCollectiveBroadcast && c.BoolOr("has_dynamic_root", false)
+                       ? c.num_operands() - 1
+                       : c.num_operands();
+  RETURN_IF_ERROR(c.ResultCount(n));
+  RETURN_IF_ERROR(c.AllTensors());
+  // With a channel and without global device ids, groups span partitions too
+  // (cross_replica_and_partition): the group size is then a multiple of the listed one.
+  const bool exact_group =
+      c.IntOr("channel_id", 0) <= 0 || c.BoolOr("use_global_device_ids", false);
+  int64_t group = 0;
+  if (c.opcode() == Opcode::kCollectivePermute) {
+    RETURN_IF_ERROR(ReplicaGroups(c, "source_target_pairs", &group));
+    if (group != 2) return c.Error("source_target_pairs must have shape [N, 2]");
+  } else {
+    RETURN_IF_ERROR(ReplicaGroups(c, "replica_groups", &group));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<int64_t> out = c.operand(i).dims();
+    const int64_t rank = static_cast<int64_t>(out.size());
+    if (c.opcode() == Opcode::kAllGather || c.opcode() == Opcode::kReduceScatter) {
+      const char* attr = c.opcode() == Opcode::kAllGather ? "all_gather_dim" : "scatter_dimension";
+      absl::StatusOr<int64_t> dim = c.Int(attr);
+      if (!dim.ok()) return dim.status();
+      RETURN_IF_ERROR(c.DimInRange(attr, 0, *dim, rank));
+      // As upstream's verifier: the group size is not static (an empty list means all
+      // processes; with a channel, groups also span partitions), so the gathered (scattered)
+      // size need only be a multiple (a divisor) of the operand's; other dimensions match.
+      const ValueType& res = c.result(i);
+      if (!res.is_tensor() || res.dims().size() != out.size()) {
+        return c.Error("result ", i, " ", res.ToString(), " must have the operand's rank ", rank);
+      }
+      for (int64_t k = 0; k < rank; ++k) {
+        const int64_t in = out[k], got = res.dims()[k];
+        const bool ok = k != *dim ? in == got
+                        : c.opcode() == Opcode::kAllGather
+                            ? (in == 0 ? got == 0 : got % in == 0)
+                            : (got == 0 ? in == 0 : in % got == 0);
+        if (!ok) {
+          return c.Error("result ", i, " dimension ", k, " has size ", got,
+                         k != *dim ? absl::StrCat(", expected ", in)
+                         : c.opcode() == Opcode::kAllGather
+                             ? absl::StrCat(", expected a multiple of ", in)
+                             : absl::StrCat(", expected a divisor of ", in));
+        }
+      }
+      if (c.opcode() == Opcode::kAllGather && res.element_type() != c.operand(i).element_type()) {
+        return c.Error("result ", i, " element type differs from the operand's");
+      }
+      (void)group;
+      (void)exact_group;
+    } else if (c.opcode() == Opcode::kAllToAll) {
+      absl::StatusOr<int64_t> split = c.Int("split_dimension");
+      if (!split.ok()) return split.status();
+      absl::StatusOr<int64_t> concat = c.Int("concat_dimension");
+      if (!concat.ok()) return concat.status();
+      absl::StatusOr<int64_t> count = c.Int("split_count");
+      if (!count.ok()) return count.status();
+      RETURN_IF_ERROR(c.DimInRange("split_dimension", 0, *split, rank));
+      RETURN_IF_ERROR(c.DimInRange("concat_dimension", 0, *concat, rank));
+      if (*count <= 0 || out[*split] % *count != 0) {
+        return c.Error("split_count = ", *count, " does not divide dimension ", *split,
+                       " of size ", out[*split]);
+      }
+      out[*split] /= *count;
+      out[*concat] *= *count;
+      RETURN_IF_ERROR(c.ResultIs(i, TensorOf(c.operand(i).element_type(), out)));
+    } else if (c.opcode() == Opcode::kAllReduce) {
+      RETURN_IF_ERROR(c.ResultDims(i, c.operand(i).dims()));
+    } else {
+      RETURN_IF_ERROR(c.ResultIs(i, c.operand(i)));
+    }
+  }
+  if (c.opcode() == Opcode::kAllReduce || c.opcode() == Opcode::kReduceScatter) {
+    RETURN_IF_ERROR(c.RegionCount(1));
+    // The computation may promote the element type (is_promotable): same kind, no narrower.
+    const Computation* body = c.inst().regions()[0];
+    const ElementType in = c.operand(0).element_type();
+    const ElementType e = body->parameters().empty() ? in : body->parameter(0)->type().element_type();
+    const bool promotable = BitWidth(e) >= BitWidth(in) && IsFloat(e) == IsFloat(in) &&
+                            IsComplex(e) == IsComplex(in) && IsInteger(e) == IsInteger(in);
+    if (!promotable) {
+      return c.Error("the reduction computation's element type ", std::string(ElementTypeName(e)),
+                     " is not a promotion of the operand's ", std::string(ElementTypeName(in)));
+    }
+    RETURN_IF_ERROR(c.RegionSignature(0, {Scalar(e), Scalar(e)}, {Scalar(e)},
+                                      "the reduction computation"));
+    for (size_t i = 0; i < c.num_results(); ++i) {
+      if (c.result(i).element_type() != e) {
+        return c.Error("result ", i, " element type must be the computation's ",
+                       std::string(ElementTypeName(e)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BatchNorm(const OpChecker& c) {
+  RETURN_IF_ERROR(c.AllTensors());
+  RETURN_IF_ERROR(c.OperandCountAtLeast(3));
+  absl::StatusOr<int64_t> feature = c.Int("feature_index");
+  if (!feature.ok()) return feature.status();
+  const std::vector<int64_t>& in = c.operand(0).dims();
+  RETURN_IF_ERROR(c.DimInRange("feature_index", 0, *feature, static_cast<int64_t>(in.size())));
+  const ValueType vec = TensorOf(c.operand(0).element_type(), {in[*feature]});
+  for (size_t i = 1; i < c.num_operands(); ++i) {
+    if (c.opcode() == Opcode::kBatchNormGrad && i == 4) continue;  // grad_output
+    if (c.operand(i) != vec) {
+      return c.Error("operand ", i, " must be ", vec.ToString(), ", got ", c.operand(i).ToString());
+    }
+  }
+  RETURN_IF_ERROR(c.ResultIs(0, c.operand(0)));
+  for (size_t i = 1; i < c.num_results(); ++i) RETURN_IF_ERROR(c.ResultIs(i, vec));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyControl(const OpChecker& c) {
+  switch (c.opcode()) {
+    case Opcode::kReduce: return Reduce(c);
+    case Opcode::kReduceWindow: return ReduceWindow(c);
+    case Opcode::kSort: return Sort(c);
+    case Opcode::kWhile: return While(c);
+    case Opcode::kIf: {
+      RETURN_IF_ERROR(c.OperandCount(1));
+      RETURN_IF_ERROR(c.RegionCount(2));
+      if (c.operand(0) != Scalar(ElementType::kPred)) {
+        return c.Error("pred must be tensor<i1>, got ", c.operand(0).ToString());
+      }
+      return Branches(c, 0);
+    }
+    case Opcode::kCase: {
+      RETURN_IF_ERROR(c.OperandCount(1));
+      if (c.inst().regions().empty()) return c.Error("needs at least one branch");
+      if (c.operand(0) != Scalar(ElementType::kS32)) {
+        return c.Error("index must be tensor<i32>, got ", c.operand(0).ToString());
+      }
+      return Branches(c, 0);
+    }
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectiveBroadcast: return Collective(c);
+    case Opcode::kSelectAndScatter: {
+      RETURN_IF_ERROR(c.OperandCount(3));
+      RETURN_IF_ERROR(c.RegionCount(2));
+      RETURN_IF_ERROR(c.AllTensors());
+      const ValueType s = Scalar(c.operand(0).element_type());
+      RETURN_IF_ERROR(c.RegionSignature(0, {s, s}, {Scalar(ElementType::kPred)}, "select"));
+      ValueType init = c.operand(2);
+      const Computation* scatter = c.inst().regions()[1];
+      if (!scatter->parameters().empty() && scatter->parameter(0)->type().is_tensor()) {
+        // The scatter computation may promote the element type (is_promotable).
+        const ElementType p = scatter->parameter(0)->type().element_type();
+        const ElementType e = init.element_type();
+        if (BitWidth(p) >= BitWidth(e) && IsFloat(p) == IsFloat(e) &&
+            IsComplex(p) == IsComplex(e) && IsInteger(p) == IsInteger(e)) {
+          init = Scalar(p);
+        }
+      }
+      RETURN_IF_ERROR(c.RegionSignature(1, {init, init}, {init}, "scatter"));
+      return c.ResultIs(0, TensorOf(init.element_type(), c.operand(0).dims()));
+    }
+    case Opcode::kRngBitGenerator: {
+      RETURN_IF_ERROR(c.OperandCount(1));
+      RETURN_IF_ERROR(c.ResultCount(2));
+      absl::StatusOr<std::string> alg = c.String("rng_algorithm");
+      if (!alg.ok()) return alg.status();
+      if (*alg != "DEFAULT" && *alg != "THREE_FRY" && *alg != "PHILOX") {
+        return c.Error("rng_algorithm ", *alg, " is not one of DEFAULT, THREE_FRY, PHILOX");
+      }
+      return c.ResultIs(0, c.operand(0));
+    }
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormGrad: return BatchNorm(c);
+    case Opcode::kCustomCall: return c.String("call_target_name").status();
+    default: return absl::OkStatus();
+  }
+}
+
+}  // namespace ember::ir::verifier

@@ -1,0 +1,238 @@
+// The PJRT_Api table itself: size, version, no null slot, stable entry point, plugin attributes,
+// the error object's function table, and the UNIMPLEMENTED stubs naming their function
+// (reference §3-§4, §8, §9, §11, §14, §19).
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/capi/capi_test_util.h"
+
+namespace ember::capi_test {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+constexpr size_t kNumEntries = 0
+#define X(name) +1
+#include "tests/capi/pjrt_api_entries.inc"
+#undef X
+    ;
+static_assert(kNumEntries == 138, "the 0.114 table has 138 function slots");
+
+class CapiAbiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api_ = Api();
+    ASSERT_NE(api_, nullptr) << LoadError();
+  }
+  const PJRT_Api* api_ = nullptr;
+};
+
+TEST_F(CapiAbiTest, StructSizeIsTheFullTable) {
+  EXPECT_EQ(api_->struct_size, PJRT_Api_STRUCT_SIZE);
+  EXPECT_EQ(api_->struct_size, 1144u);
+  EXPECT_EQ(api_->pjrt_api_version.struct_size, PJRT_Api_Version_STRUCT_SIZE);
+}
+
+// XLA: PjrtCApiTest.ApiVersion (exact match with the header the test was built from).
+TEST_F(CapiAbiTest, ApiVersion) {
+  EXPECT_EQ(api_->pjrt_api_version.major_version, PJRT_API_MAJOR);
+  EXPECT_EQ(api_->pjrt_api_version.minor_version, PJRT_API_MINOR);
+  EXPECT_EQ(api_->pjrt_api_version.major_version, 0);
+  EXPECT_EQ(api_->pjrt_api_version.minor_version, 114);
+}
+
+// Walks the raw table from the first to the last function field, so a slot missing from the
+// entries list would still be counted.
+TEST_F(CapiAbiTest, EveryFunctionSlotIsNonNull) {
+  constexpr size_t kFirst = offsetof(PJRT_Api, PJRT_Error_Destroy);
+  constexpr size_t kLast = offsetof(PJRT_Api, PJRT_TopologyDescription_GetMemorySpaceKindIds);
+  const auto* raw = reinterpret_cast<const unsigned char*>(api_);
+  size_t slots = 0;
+  size_t non_null = 0;
+  for (size_t offset = kFirst; offset <= kLast; offset += sizeof(void*)) {
+    uintptr_t slot = 0;
+    std::memcpy(&slot, raw + offset, sizeof(slot));
+    ++slots;
+    if (slot != 0) ++non_null;
+  }
+  EXPECT_EQ(slots, 138u);
+  EXPECT_EQ(slots, kNumEntries);
+  EXPECT_EQ(kLast + sizeof(void*), PJRT_Api_STRUCT_SIZE);
+
+  std::vector<std::string> null_slots;
+#define X(name) \
+  if (api_->name == nullptr) null_slots.push_back(#name);
+#include "tests/capi/pjrt_api_entries.inc"
+#undef X
+  EXPECT_EQ(non_null, 138u) << "null slots: " << ::testing::PrintToString(null_slots);
+}
+
+// The framework may dlopen the same path twice (two frameworks in one process) and calls
+// PJRT_Plugin_Initialize once per framework: both must be harmless.
+TEST_F(CapiAbiTest, SecondLoadReturnsTheSameTableAndInitializeIsIdempotent) {
+  void* handle = dlopen(PluginPath().c_str(), RTLD_LAZY | RTLD_NODELETE);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  using GetPjrtApiFn = const PJRT_Api* (*)();
+  auto get_api = reinterpret_cast<GetPjrtApiFn>(dlsym(handle, "GetPjrtApi"));
+  ASSERT_NE(get_api, nullptr);
+  EXPECT_EQ(get_api(), api_);
+  EXPECT_EQ(get_api(), get_api());
+  auto args = EMBER_ARGS(PJRT_Plugin_Initialize_Args);
+  EXPECT_TRUE(IsOk(api_->PJRT_Plugin_Initialize(&args)));
+  dlclose(handle);
+
+  // A client still works after the second initialize.
+  ErrorInfo error;
+  ClientPtr client = CreateClient({}, &error);
+  ASSERT_TRUE(error.ok()) << error;
+  EXPECT_FALSE(Devices(client.get()).empty());
+}
+
+// Entries the plugin has not built yet must still answer, with a message naming the function.
+// Called with valid-size args and null handles, a built entry may reject the null instead.
+TEST_F(CapiAbiTest, UnbuiltEntriesAnswerWithTheirName) {
+  {
+    auto args = EMBER_ARGS(PJRT_Executable_Serialize_Args);
+    ErrorInfo error = TakeError(api_->PJRT_Executable_Serialize(&args));
+    EXPECT_THAT(error.code, AnyOf(PJRT_Error_Code_UNIMPLEMENTED, PJRT_Error_Code_INVALID_ARGUMENT));
+    EXPECT_THAT(error.message, HasSubstr("PJRT_Executable_Serialize"));
+  }
+  {
+    auto args = EMBER_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+    ErrorInfo error = TakeError(api_->PJRT_Executable_DeserializeAndLoad(&args));
+    EXPECT_THAT(error.code, AnyOf(PJRT_Error_Code_UNIMPLEMENTED, PJRT_Error_Code_INVALID_ARGUMENT));
+    EXPECT_THAT(error.message, HasSubstr("PJRT_Executable_DeserializeAndLoad"));
+  }
+  {
+    auto args = EMBER_ARGS(PJRT_CopyToDeviceStream_AddChunk_Args);
+    ErrorInfo error = TakeError(api_->PJRT_CopyToDeviceStream_AddChunk(&args));
+    EXPECT_THAT(error.code, AnyOf(PJRT_Error_Code_UNIMPLEMENTED, PJRT_Error_Code_INVALID_ARGUMENT));
+    EXPECT_THAT(error.message, HasSubstr("PJRT_CopyToDeviceStream_AddChunk"));
+  }
+  {
+    auto args = EMBER_ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds_Args);
+    ErrorInfo error = TakeError(api_->PJRT_TopologyDescription_GetMemorySpaceKindIds(&args));
+    EXPECT_THAT(error.code, AnyOf(PJRT_Error_Code_UNIMPLEMENTED, PJRT_Error_Code_INVALID_ARGUMENT));
+    EXPECT_THAT(error.message, HasSubstr("PJRT_TopologyDescription_GetMemorySpaceKindIds"));
+  }
+}
+
+// XLA: PjrtCApiTest.PluginAttributes, plus the types the framework requires (§11).
+TEST_F(CapiAbiTest, PluginAttributes) {
+  auto args = EMBER_ARGS(PJRT_Plugin_Attributes_Args);
+  ASSERT_TRUE(IsOk(api_->PJRT_Plugin_Attributes(&args)));
+  ASSERT_GT(args.num_attributes, 0u);
+  ASSERT_NE(args.attributes, nullptr);
+
+  std::set<std::string> names;
+  const PJRT_NamedValue* xla_version = nullptr;
+  const PJRT_NamedValue* current = nullptr;
+  const PJRT_NamedValue* minimum = nullptr;
+  for (size_t i = 0; i < args.num_attributes; ++i) {
+    const PJRT_NamedValue& value = args.attributes[i];
+    ASSERT_NE(value.name, nullptr);
+    std::string name(value.name, value.name_size);
+    EXPECT_TRUE(names.insert(name).second) << "duplicate attribute " << name;
+    if (name == "xla_version") xla_version = &value;
+    if (name == "stablehlo_current_version") current = &value;
+    if (name == "stablehlo_minimum_version") minimum = &value;
+  }
+  ASSERT_NE(xla_version, nullptr);
+  EXPECT_EQ(xla_version->type, PJRT_NamedValue_kInt64);
+  EXPECT_EQ(xla_version->value_size, 1u);
+  EXPECT_GE(xla_version->int64_value, 0);
+  for (const PJRT_NamedValue* version : {current, minimum}) {
+    ASSERT_NE(version, nullptr);
+    SCOPED_TRACE(std::string(version->name, version->name_size));
+    ASSERT_EQ(version->type, PJRT_NamedValue_kInt64List);
+    ASSERT_EQ(version->value_size, 3u);
+    ASSERT_NE(version->int64_array_value, nullptr);
+    for (int i = 0; i < 3; ++i) EXPECT_GE(version->int64_array_value[i], 0);
+  }
+  std::vector<int64_t> cur(current->int64_array_value, current->int64_array_value + 3);
+  std::vector<int64_t> min(minimum->int64_array_value, minimum->int64_array_value + 3);
+  EXPECT_LE(min, cur) << "minimum StableHLO version above the current one";
+  EXPECT_GE(cur, (std::vector<int64_t>{1, 0, 0}));
+
+  // The array lives for the whole process: a second call returns the same contents.
+  auto again = EMBER_ARGS(PJRT_Plugin_Attributes_Args);
+  ASSERT_TRUE(IsOk(api_->PJRT_Plugin_Attributes(&again)));
+  EXPECT_EQ(again.num_attributes, args.num_attributes);
+  EXPECT_EQ(again.attributes, args.attributes);
+}
+
+// XLA: PjrtCommonCApiHelpersTest.PjrtErrorToStatus. A null PJRT_Error* is success, and
+// PJRT_Error_Destroy must accept null (§9).
+TEST_F(CapiAbiTest, PjrtErrorToStatusOfNullIsOk) {
+  EXPECT_TRUE(TakeError(nullptr).ok());
+  auto args = EMBER_ARGS(PJRT_Error_Destroy_Args);
+  args.error = nullptr;
+  api_->PJRT_Error_Destroy(&args);
+}
+
+// XLA code without a PJRT_Api at hand goes through error->vtable (§8.1-8.3): the table must agree
+// with the PJRT_Api error entries, and ForEachPayload must succeed.
+TEST_F(CapiAbiTest, ErrorObjectCarriesAConsistentFunctionTable) {
+  ErrorInfo create_error;
+  ClientPtr client = CreateClient({}, &create_error);
+  ASSERT_TRUE(create_error.ok()) << create_error;
+  auto lookup = EMBER_ARGS(PJRT_Client_LookupDevice_Args);
+  lookup.client = client.get();
+  lookup.id = -7;
+  ErrorPtr error(api_->PJRT_Client_LookupDevice(&lookup));
+  ASSERT_NE(error, nullptr);
+
+  auto code_args = EMBER_ARGS(PJRT_Error_GetCode_Args);
+  code_args.error = error.get();
+  ASSERT_TRUE(IsOk(api_->PJRT_Error_GetCode(&code_args)));
+  auto message_args = EMBER_ARGS(PJRT_Error_Message_Args);
+  message_args.error = error.get();
+  api_->PJRT_Error_Message(&message_args);
+  ASSERT_NE(message_args.message, nullptr);
+  std::string message(message_args.message, message_args.message_size);
+  EXPECT_THAT(message, HasSubstr("-7"));
+  // The text stays valid and identical for the life of the error.
+  auto message_again = EMBER_ARGS(PJRT_Error_Message_Args);
+  message_again.error = error.get();
+  api_->PJRT_Error_Message(&message_again);
+  EXPECT_EQ(std::string(message_again.message, message_again.message_size), message);
+
+  const PJRT_Error_FunctionTable* table = error->vtable;
+  ASSERT_NE(table, nullptr);
+  EXPECT_GE(table->struct_size, PJRT_Error_FunctionTable_STRUCT_SIZE);
+  ASSERT_NE(table->get_code, nullptr);
+  ASSERT_NE(table->message, nullptr);
+  ASSERT_NE(table->destroy, nullptr);
+  ASSERT_NE(table->for_each_payload, nullptr);
+  EXPECT_EQ(table->get_code(error.get()), code_args.code);
+  const char* text = nullptr;
+  size_t size = 0;
+  table->message(error.get(), &text, &size);
+  EXPECT_EQ(std::string(text, size), message);
+
+  struct Visits {
+    int count = 0;
+  } visits;
+  auto payload_args = EMBER_ARGS(PJRT_Error_ForEachPayload_Args);
+  payload_args.error = error.get();
+  payload_args.visitor = [](const char*, size_t, const char*, size_t, void* user_arg) {
+    ++static_cast<Visits*>(user_arg)->count;
+  };
+  payload_args.user_arg = &visits;
+  EXPECT_TRUE(IsOk(api_->PJRT_Error_ForEachPayload(&payload_args)));
+  EXPECT_GE(visits.count, 0);
+
+  // Destroying through the table is what XLA's DestroyPjRtError does.
+  table->destroy(error.release());
+}
+
+}  // namespace
+}  // namespace ember::capi_test

@@ -1,0 +1,189 @@
+// Unit tests of the MLIR -> ir::Module importer, on modules written as MLIR text.
+#include "compiler/frontend/import/import.h"
+
+#include <string>
+
+#include "compiler/frontend/text/mlir_text_parser.h"
+#include "gtest/gtest.h"
+
+namespace ember::frontend {
+namespace {
+
+absl::StatusOr<std::unique_ptr<ir::Module>> ImportText(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Operation>> tree = ParseMlirText(text, "model.mlir");
+  if (!tree.ok()) return tree.status();
+  return ImportModule(**tree);
+}
+
+TEST(ImportTest, AddFunction) {
+  auto m = ImportText(R"(
+func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %b : tensor<2xf32>
+  return %0 : tensor<2xf32>
+})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->ToString(),
+            "module @module\n"
+            "func public @main(%0: tensor<2xf32>, %1: tensor<2xf32>) -> (tensor<2xf32>) {\n"
+            "  %2 = add(%0, %1) : tensor<2xf32>\n"
+            "  return(%2)\n"
+            "}\n");
+}
+
+std::string Text(const std::string& mlir) {
+  auto m = ImportText(mlir);
+  if (!m.ok()) return std::string("error: ") + std::string(m.status().message());
+  return (*m)->ToString();
+}
+
+std::string Error(const std::string& mlir) {
+  auto m = ImportText(mlir);
+  return m.ok() ? "OK" : std::string(m.status().message());
+}
+
+TEST(ImportTest, DotGeneralIsFlattenedWithDefaultsAndJaxLocation) {
+  auto m = ImportText(R"(
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<2x3xf32> {jax.buffer_donor = true}, %b: tensor<3x4xf32>)
+      -> (tensor<2x4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc(#loc3)
+    return %0 : tensor<2x4xf32>
+  }
+}
+#loc1 = loc("model.py":41:7)
+#loc2 = loc("jax/_src/core.py":100:3)
+#loc3 = loc("jit(f)/dot_general"(callsite(#loc1 at #loc2)))
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->ToString(),
+            "module @jit_f {mhlo.num_partitions = 1, mhlo.num_replicas = 1}\n"
+            "func public @main(%0: tensor<2x3xf32>, %1: tensor<3x4xf32>) -> (tensor<2x4xf32>) {\n"
+            "  %2 = dot_general(%0, %1) {lhs_batching_dimensions = [], rhs_batching_dimensions = "
+            "[], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
+            "precision_config = [\"DEFAULT\", \"DEFAULT\"]} : tensor<2x4xf32>\n"
+            "  return(%2)\n"
+            "}\n");
+  const ir::Computation* main = (*m)->entry();
+  ASSERT_NE(main, nullptr);
+  const ir::Instruction& dot = *main->instructions()[0];
+  EXPECT_EQ(dot.location().ToString(), "model.py:41:7");  // the innermost frame
+  EXPECT_EQ(dot.location().name, "jit(f)/dot_general");
+  ASSERT_EQ(main->arg_attributes().size(), 2u);
+  EXPECT_EQ(main->arg_attributes()[0].entries().size(), 1u);
+  EXPECT_EQ(main->arg_attributes()[0].Find("jax.buffer_donor")->ToString(), "true");
+  EXPECT_EQ(main->result_attributes()[0].Find("jax.result_info")->ToString(), "\"result\"");
+}
+
+TEST(ImportTest, ConvolutionWindowDefaultsAreMaterialized) {
+  EXPECT_EQ(Text(R"(
+func.func @main(%x: tensor<1x8x3xf32>, %k: tensor<3x3x4xf32>) -> tensor<1x6x4xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x3xf32>, tensor<3x3x4xf32>) -> tensor<1x6x4xf32>
+  return %0 : tensor<1x6x4xf32>
+})"),
+            "module @module\n"
+            "func public @main(%0: tensor<1x8x3xf32>, %1: tensor<3x3x4xf32>) -> (tensor<1x6x4xf32>) {\n"
+            "  %2 = convolution(%0, %1) {window_strides = [1], padding = [0, 0], lhs_dilation = [1], "
+            "rhs_dilation = [1], window_reversal = [false], input_batch_dimension = 0, "
+            "input_feature_dimension = 2, input_spatial_dimensions = [1], "
+            "kernel_input_feature_dimension = 1, kernel_output_feature_dimension = 2, "
+            "kernel_spatial_dimensions = [0], output_batch_dimension = 0, "
+            "output_feature_dimension = 2, output_spatial_dimensions = [1], feature_group_count = 1, "
+            "batch_group_count = 1, precision_config = [\"DEFAULT\", \"DEFAULT\"]} : tensor<1x6x4xf32>\n"
+            "  return(%2)\n"
+            "}\n");
+}
+
+TEST(ImportTest, ConstantsCallsAndReduceRegions) {
+  EXPECT_EQ(Text(R"(
+func.func private @sum(%x: tensor<2xi1>) -> tensor<i1> {
+  %init = stablehlo.constant dense<false> : tensor<i1>
+  %0 = stablehlo.reduce(%x init: %init) applies stablehlo.or across dimensions = [0] : (tensor<2xi1>, tensor<i1>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func @main() -> tensor<i1> {
+  %c = stablehlo.constant dense<[true, false]> : tensor<2xi1>
+  %0 = func.call @sum(%c) : (tensor<2xi1>) -> tensor<i1>
+  return %0 : tensor<i1>
+})"),
+            "module @module\n"
+            "func private @sum(%0: tensor<2xi1>) -> (tensor<i1>) {\n"
+            "  %1 = constant() {value = pred[] false} : tensor<i1>\n"
+            "  %2 = reduce(%0, %1) regions [@reduce.region0] {dimensions = [0]} : tensor<i1>\n"
+            "  return(%2)\n"
+            "}\n"
+            "func public @main() -> (tensor<i1>) {\n"
+            "  %0 = constant() {value = pred[2]{0} {true, false}} : tensor<2xi1>\n"
+            "  %1 = call(%0) @sum : tensor<i1>\n"
+            "  return(%1)\n"
+            "}\n"
+            "region @reduce.region0(%0: tensor<i1>, %1: tensor<i1>) -> (tensor<i1>) {\n"
+            "  %2 = or(%0, %1) : tensor<i1>\n"
+            "  return(%2)\n"
+            "}\n");
+}
+
+TEST(ImportTest, ShardingConstraintBecomesAShardingCustomCall) {
+  const std::string text = Text(R"(
+module {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = sdy.sharding_constraint %a <@mesh, [{"x"}]> : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})");
+  EXPECT_EQ(text.substr(0, 37), "module @module {sdy.meshes = {mesh = ") << text;
+  EXPECT_NE(text.find("%1 = custom_call(%0) {call_target_name = \"Sharding\", has_side_effect = "
+                      "false, api_version = 1, sdy.sharding = \"#sdy.sharding<"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ImportTest, ErrorsNameTheOpTheAttributeAndTheLocation) {
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.abs"(%a) {bogus = 1 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "stablehlo.abs at model.mlir:3:3: unknown attribute 'bogus' = 1 : i64");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "mydialect.frob"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "mydialect.frob at model.mlir:3:3: unknown op 'mydialect.frob'");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = chlo.erf %a : tensor<2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "chlo.erf at model.mlir:3:3: chlo.erf is not supported by the importer (legalize "
+            "CHLO to StableHLO first)");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+})"),
+            "argument 0 of main: type tensor<?xf32> has a dynamic dimension (Ember needs static "
+            "shapes)");
+}
+
+TEST(ImportTest, SkippingFailingFunctionsReportsThem) {
+  auto tree = ParseMlirText(R"(
+func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+}
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  return %a : tensor<2xf32>
+})", "model.mlir");
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  ImportOptions options;
+  options.skip_failing_functions = true;
+  auto result = ImportModule(**tree, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->skipped.size(), 1u);
+  EXPECT_EQ(result->skipped[0].substr(0, 10), "@dynamic: ");
+  EXPECT_EQ(result->module->functions().size(), 1u);
+  EXPECT_FALSE(ImportModule(**tree).ok());
+}
+
+}  // namespace
+}  // namespace ember::frontend
