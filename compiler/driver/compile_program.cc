@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/driver/dump.h"
 #include "compiler/frontend/bytecode_reader.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
@@ -63,7 +64,20 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
     std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
   auto program = std::make_unique<CompiledProgram>();
+  const std::string fingerprint = Fingerprint(code, options);
+  const std::optional<std::string> dump_dir = DumpDirectory(options);
+  if (dump_dir.has_value()) {
+    // Dump the input first, so a program that fails to compile can be replayed.
+    const char* suffix = format != "mlir" ? ".hlo.pb" : IsMlirBytecode(code) ? ".mlirbc" : ".mlir";
+    EMBER_RETURN_IF_ERROR(WriteDumpFile(*dump_dir, absl::StrCat(fingerprint, ".input", suffix), code));
+  }
   EMBER_ASSIGN_OR_RETURN(program->module, ReadProgram(format, code));
+  if (dump_dir.has_value()) {
+    const std::string text = program->module->ToString();
+    EMBER_RETURN_IF_ERROR(WriteDumpFile(
+        *dump_dir, absl::StrCat(fingerprint, ".imported.txt"),
+        absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+  }
   EMBER_RETURN_IF_ERROR(ir::Verify(*program->module));
   program->entry = program->module->entry();
   if (program->entry == nullptr) {
@@ -78,7 +92,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
   for (size_t i = 0; i < program->parameter_types.size(); ++i) {
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
-  program->fingerprint = Fingerprint(code, options);
+  program->fingerprint = fingerprint;
   return program;
 }
 

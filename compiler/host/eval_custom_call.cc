@@ -21,7 +21,8 @@
 //                                                  false
 //   AllocateBuffer, CreateBuffer                   a zero-filled result (contents are undefined)
 //   check.expect_eq, check.expect_almost_eq (absolute tolerance, default 1e-4),
-//   check.expect_close (max/min_ulp_difference, default 1/0), check.eq (returns i1)
+//   check.expect_close (max/min_ulp_difference, default 1/0), check.eq (returns i1),
+//   check.expect_eq_const / check.expect_almost_eq_const (expected value in `value`)
 //                                                  the StableHLO test suites' checks
 // Not covered (platform-only or dynamic-only): stablehlo.dynamic_approx_top_k, LuDecomposition,
 // Eigh, lapack_* / cusolver_* / cu_* FFI kernels, tpu_custom_call, Python callbacks. Any other
@@ -376,11 +377,24 @@ absl::StatusOr<std::string> Compare(const ir::Instruction& inst, const ir::Liter
 
 absl::StatusOr<std::vector<EvalValue>> Check(const ir::Instruction& inst, const std::string& target,
                                              std::vector<EvalValue>& operands) {
-  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 2));
+  const bool against_constant =
+      target == "check.expect_eq_const" || target == "check.expect_almost_eq_const";
+  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, against_constant ? 1 : 2));
   EMBER_ASSIGN_OR_RETURN(const ir::Literal* a, fs::ArrayOperand(inst, operands, 0));
-  EMBER_ASSIGN_OR_RETURN(const ir::Literal* b, fs::ArrayOperand(inst, operands, 1));
-  const int mode =
-      target == "check.expect_almost_eq" ? 1 : (target == "check.expect_close" ? 2 : 0);
+  const ir::Literal* b = nullptr;
+  if (against_constant) {
+    // The interpreter's check dialect: the expected value is the op's `value` attribute.
+    const ir::Attribute* value = inst.attribute("value");
+    if (value == nullptr || value->kind != ir::Attribute::Kind::kLiteral || !value->literal) {
+      return fs::OpError(inst, absl::StrCat(target, " needs a dense `value` attribute"));
+    }
+    b = value->literal.get();
+  } else {
+    EMBER_ASSIGN_OR_RETURN(b, fs::ArrayOperand(inst, operands, 1));
+  }
+  const int mode = (target == "check.expect_almost_eq" || target == "check.expect_almost_eq_const")
+                       ? 1
+                       : (target == "check.expect_close" ? 2 : 0);
   EMBER_ASSIGN_OR_RETURN(std::string mismatch, Compare(inst, *a, *b, mode));
   if (target == "check.eq") {
     EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(inst, 0));
@@ -470,7 +484,8 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
     return out;
   }
   if (target == "check.expect_eq" || target == "check.expect_almost_eq" ||
-      target == "check.expect_close" || target == "check.eq") {
+      target == "check.expect_close" || target == "check.eq" ||
+      target == "check.expect_eq_const" || target == "check.expect_almost_eq_const") {
     return Check(inst, target, operands);
   }
   return fs::OpUnimplemented(

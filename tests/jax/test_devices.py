@@ -132,3 +132,14 @@ def test_wrong_argument_shape_is_a_clean_error_and_buffers_survive(ember_devices
     with pytest.raises(Exception):
         f(jax.device_put(np.arange(4, dtype=np.float32), ember_devices[0]))
     np.testing.assert_array_equal(np.asarray(f(good)), np.arange(3) + 1)
+
+
+def test_dump_flag_writes_the_programs_jax_sends(ember_devices, tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_FLAGS", f"--dump_to={tmp_path}")
+    x = jax.device_put(np.ones((2, 3), np.float32), ember_devices[0])
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * 7 - 2)(x)), np.full((2, 3), 5.0))
+    inputs = list(tmp_path.glob("*.input.mlir*"))
+    imported = list(tmp_path.glob("*.imported.txt"))
+    assert inputs and imported, list(tmp_path.iterdir())
+    assert inputs[0].read_bytes()[:4] == b"ML\xefR"  # JAX sends a StableHLO portable artifact
+    assert "multiply" in imported[0].read_text()
