@@ -61,25 +61,13 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
   return frontend::ImportModule(*op);
 }
 
-absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
-    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
+    std::unique_ptr<ir::Module> module, ir::Computation* entry,
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source) {
+  EMBER_RETURN_IF_ERROR(ir::Verify(*module));
   auto program = std::make_unique<CompiledProgram>();
-  const std::string fingerprint = Fingerprint(code, options);
-  const std::optional<std::string> dump_dir = DumpDirectory(options);
-  if (dump_dir.has_value()) {
-    // Dump the input first, so a program that fails to compile can be replayed.
-    const char* suffix = format != "mlir" ? ".hlo.pb" : IsMlirBytecode(code) ? ".mlirbc" : ".mlir";
-    EMBER_RETURN_IF_ERROR(WriteDumpFile(*dump_dir, absl::StrCat(fingerprint, ".input", suffix), code));
-  }
-  EMBER_ASSIGN_OR_RETURN(program->module, ReadProgram(format, code));
-  if (dump_dir.has_value()) {
-    const std::string text = program->module->ToString();
-    EMBER_RETURN_IF_ERROR(WriteDumpFile(
-        *dump_dir, absl::StrCat(fingerprint, ".imported.txt"),
-        absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
-  }
-  EMBER_RETURN_IF_ERROR(ir::Verify(*program->module));
-  program->entry = program->module->entry();
+  program->module = std::move(module);
+  program->entry = entry != nullptr ? entry : program->module->entry();
   if (program->entry == nullptr) {
     return absl::InvalidArgumentError(
         "the program has no entry function: expected @main or exactly one public function");
@@ -92,8 +80,27 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
   for (size_t i = 0; i < program->parameter_types.size(); ++i) {
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
-  program->fingerprint = fingerprint;
+  program->fingerprint = Fingerprint(source, options);
   return program;
+}
+
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
+  const std::optional<std::string> dump_dir = DumpDirectory(options);
+  if (dump_dir.has_value()) {
+    // Dump the input first, so a program that fails to compile can be replayed.
+    const char* suffix = format != "mlir" ? ".hlo.pb" : IsMlirBytecode(code) ? ".mlirbc" : ".mlir";
+    EMBER_RETURN_IF_ERROR(WriteDumpFile(
+        *dump_dir, absl::StrCat(Fingerprint(code, options), ".input", suffix), code));
+  }
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ReadProgram(format, code));
+  if (dump_dir.has_value()) {
+    const std::string text = module->ToString();
+    EMBER_RETURN_IF_ERROR(WriteDumpFile(
+        *dump_dir, absl::StrCat(Fingerprint(code, options), ".imported.txt"),
+        absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+  }
+  return CompileModule(std::move(module), nullptr, options, code);
 }
 
 }  // namespace ember::compiler

@@ -34,6 +34,13 @@ struct CompiledProgram {
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
     std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options);
 
+// Verifies an already-imported `module` and builds the program around `entry` (null: the
+// module's entry(): @main or its only public function). `source` (the program's bytes or text)
+// feeds the fingerprint.
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
+    std::unique_ptr<ir::Module> module, ir::Computation* entry,
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source);
+
 // Parses and imports program bytes to a module without verifying it (for tools).
 absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
                                                          absl::Span<const uint8_t> code);
