@@ -55,6 +55,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
   if (!options.device_assignment.empty()) {
     EMBER_ASSIGN_OR_RETURN(device, client->LookupDevice(options.device_assignment[0][0]));
   }
+  if (!device->executor()->MemoryIsHostAccessible()) {
+    // Launches run the reference evaluator in a stream callback, which may not call into the
+    // CUDA driver; GPU execution arrives with the CUDA backend.
+    return absl::UnimplementedError(absl::StrCat(
+        "executing programs on ", device->DebugString(),
+        " is not supported yet (Ember runs programs on host devices; use EMBER_PLATFORM=host)"));
+  }
   executable->devices_.push_back(device);
   executable->client_ = std::move(client);
   executable->program_ = std::move(program);
