@@ -94,7 +94,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalBitcastConvert(const ir::Instruction&
   const bool byte_aligned = from_bits % 8 == 0 && to_bits % 8 == 0;
   if (byte_aligned) {
     // Storage is exactly the little-endian bits, so the bytes carry over unchanged.
-    std::memcpy(result.mutable_bytes().data(), operand->bytes().data(),
+    if (operand->size_bytes() > 0) std::memcpy(result.mutable_bytes().data(), operand->bytes().data(),
                 static_cast<size_t>(operand->size_bytes()));
   } else {
     // Concatenate logical bits, least significant part first, and split them again.

@@ -88,6 +88,7 @@ absl::StatusOr<ir::Literal> ScalarFromElement(const ir::Literal& source, int64_t
 inline void CopyElements(const ir::Literal& src, int64_t src_linear, ir::Literal& dst,
                          int64_t dst_linear, int64_t count = 1) {
   const int64_t bytes = ir::StorageBytes(src.element_type());
+  if (count <= 0 || bytes == 0) return;  // empty arrays may have no storage at all
   std::memcpy(dst.mutable_bytes().data() + dst_linear * bytes,
               src.bytes().data() + src_linear * bytes, static_cast<size_t>(count * bytes));
 }
