@@ -156,9 +156,8 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                         ReadLiteral(program->parameter_types[i], device, *holds[i].allocation));
                     args.push_back(host::EvalValue::Array(std::move(literal)));
                   }
-                  host::Evaluator evaluator;
                   EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> results,
-                                         evaluator.Run(*program->entry, std::move(args)));
+                                         program->host->Run(std::move(args), host::EvalOptions{}));
                   if (results.size() != out_allocations.size()) {
                     return absl::InternalError(absl::StrCat("the program returned ", results.size(),
                                                             " values, expected ",

@@ -81,6 +81,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
   program->fingerprint = Fingerprint(source, options);
+  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry));
   return program;
 }
 

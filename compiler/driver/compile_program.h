@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/frontend/options/compile_options.h"
+#include "compiler/host/host_executable.h"
 #include "compiler/ir/module.h"
 
 namespace ember::compiler {
@@ -27,6 +28,8 @@ struct CompiledProgram {
   std::vector<bool> donatable;
   // A stable hash of the program and the options that change its meaning.
   std::string fingerprint;
+  // What host devices run per launch.
+  std::unique_ptr<host::HostExecutable> host;
 };
 
 // `format` is PJRT's program format ("mlir" or "hlo"). Errors name the stage and, for program
