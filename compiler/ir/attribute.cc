@@ -5,6 +5,13 @@
 
 namespace ember::ir {
 
+Attribute::Attribute() = default;
+Attribute::~Attribute() = default;
+Attribute::Attribute(const Attribute&) = default;
+Attribute::Attribute(Attribute&&) noexcept = default;
+Attribute& Attribute::operator=(const Attribute&) = default;
+Attribute& Attribute::operator=(Attribute&&) noexcept = default;
+
 Attribute Attribute::Bool(bool v) { Attribute a; a.kind = Kind::kBool; a.b = v; return a; }
 Attribute Attribute::Int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.i = v; return a; }
 Attribute Attribute::Float(double v) { Attribute a; a.kind = Kind::kFloat; a.f = v; return a; }

@@ -31,6 +31,15 @@ struct Attribute {
   std::vector<Attribute> list;
   std::vector<std::pair<std::string, Attribute>> dict;
 
+  // Defined where Attribute is complete (attribute.cc): `list` and `dict` hold Attributes, and
+  // std::pair may not be instantiated with an incomplete type (clang with libstdc++ rejects it).
+  Attribute();
+  ~Attribute();
+  Attribute(const Attribute&);
+  Attribute(Attribute&&) noexcept;
+  Attribute& operator=(const Attribute&);
+  Attribute& operator=(Attribute&&) noexcept;
+
   static Attribute Bool(bool v);
   static Attribute Int(int64_t v);
   static Attribute Float(double v);
