@@ -8,7 +8,8 @@ ROOT=$(pwd)
 BUILD=${1:-$ROOT/build}
 
 APT_PACKAGES=(cmake ninja-build g++ libabsl-dev libprotobuf-dev protobuf-compiler
-              libgtest-dev libgmock-dev dataset-fashion-mnist)
+              libgtest-dev libgmock-dev dataset-fashion-mnist libeigen3-dev
+              clang libclang-rt-14-dev)  # clang: the libFuzzer targets (scripts/fuzz.sh)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,8 @@
 # Sets up (scripts/setup.sh) and runs every test: the C++ unit and C-ABI tests (ctest), the same
 # under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX tests (pytest) against the
 # installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
-# sanitizer build when iterating locally (CI never sets it).
+# sanitizer build and EMBER_SKIP_FUZZ=1 to skip the bounded fuzzing run when iterating locally
+# (CI sets neither).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -29,6 +30,11 @@ if [ "${EMBER_SKIP_ASAN:-0}" != "1" ]; then
   cmake --build "$ROOT/build-asan" -j"$JOBS" || exit 1
   (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j"$JOBS") || status=1
+fi
+
+if [ "${EMBER_SKIP_FUZZ:-0}" != "1" ]; then
+  echo "=== fuzzing the program readers (libFuzzer, ${EMBER_FUZZ_SECONDS:-60} s per target) ==="
+  "$ROOT/scripts/fuzz.sh" || status=1
 fi
 
 echo "=== JAX tests (pytest, Ember next to XLA:CPU) ==="
