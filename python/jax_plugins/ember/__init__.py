@@ -30,3 +30,27 @@ def initialize():
 
     # Below the CPU backend's priority: Ember is used when asked for (JAX_PLATFORMS=ember).
     xla_bridge.register_plugin("ember", priority=400, library_path=path)
+    _allow_donation()
+
+
+def _allow_donation():
+    """Lets JAX emit buffer donation for Ember.
+
+    JAX lowers `donate_argnums` to `jax.buffer_donor` / `tf.aliasing_output` attributes only for
+    the platform names in `jax._src.interpreters.mlir._platforms_with_donation` (cpu, cuda, rocm,
+    tpu, neuron in jax 0.10.2); for any other name it warns and drops the donation. Ember
+    implements donation (a donated buffer is deleted and its memory reused), so it adds its own
+    name to that list. EMBER_DISABLE_DONATION=1 leaves JAX's list alone.
+    """
+    if os.environ.get("EMBER_DISABLE_DONATION", "0") not in ("", "0"):
+        return
+    try:
+        from jax._src.interpreters import mlir  # pylint: disable=import-outside-toplevel
+    except ImportError:  # a JAX without this module: nothing to extend
+        return
+    platforms = getattr(mlir, "_platforms_with_donation", None)
+    if isinstance(platforms, list):
+        if "ember" not in platforms:
+            platforms.append("ember")
+    else:
+        _LOG.warning("this JAX has no donation allowlist Ember knows; donation stays off")
