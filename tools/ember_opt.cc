@@ -1,5 +1,6 @@
 // ember-opt FILE [--no-verify]: reads a program in any format Ember accepts (MLIR text .mlir,
-// MLIR bytecode / StableHLO portable artifact .mlirbc/.bc; HloModuleProto once supported) and
+// MLIR bytecode / StableHLO portable artifact .mlirbc/.bc; a binary xla.HloModuleProto .pb /
+// .hlo.pb, as jax's as_serialized_hlo_module_proto() and TensorFlow write it) and
 // prints the imported module in Ember's readable form, then the verifier's verdict. Replays the
 // files written by EMBER_FLAGS=--dump_to=DIR.
 #include <fstream>
