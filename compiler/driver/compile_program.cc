@@ -7,9 +7,11 @@
 #include "base/status_macros.h"
 #include "compiler/driver/dump.h"
 #include "compiler/frontend/bytecode_reader.h"
+#include "compiler/frontend/hlo/hlo_import.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/pass.h"
 
 namespace ember::compiler {
 namespace {
@@ -32,6 +34,14 @@ std::string Fingerprint(absl::Span<const uint8_t> code, const frontend::CompileO
   return absl::StrCat("ember-", absl::Hex(h, absl::kZeroPad16));
 }
 
+absl::StatusOr<host::HostBackend> HostBackendFromFlags() {
+  const std::optional<std::string> flag = EmberFlag("host_backend");
+  if (!flag.has_value() || *flag == "compiled") return host::HostBackend::kCompiled;
+  if (*flag == "evaluator") return host::HostBackend::kEvaluator;
+  return absl::InvalidArgumentError(absl::StrCat("EMBER_FLAGS: --host_backend=", *flag,
+                                                 " is not one of compiled, evaluator"));
+}
+
 bool IsDonor(const ir::AttributeMap& attrs) {
   if (const ir::Attribute* a = attrs.Find("jax.buffer_donor")) {
     if (a->kind == ir::Attribute::Kind::kBool && a->b) return true;
@@ -43,11 +53,8 @@ bool IsDonor(const ir::AttributeMap& attrs) {
 
 absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
                                                         absl::Span<const uint8_t> code) {
-  if (format == "hlo" || format == "hlo_with_config") {
-    return absl::UnimplementedError(absl::StrCat(
-        "program format '", std::string(format),
-        "' (HloModuleProto) is not supported by Ember yet; JAX sends 'mlir'"));
-  }
+  if (format == "hlo") return frontend::ImportHloModuleProto(code);
+  if (format == "hlo_with_config") return frontend::ImportHloModuleProtoWithConfig(code);
   if (format != "mlir") {
     return absl::InvalidArgumentError(absl::StrCat("Unknown program format '", std::string(format), "'."));
   }
@@ -81,7 +88,33 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
   program->fingerprint = Fingerprint(source, options);
-  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry));
+
+  // The signature and donation plan above are the program as JAX sent it; the passes keep the
+  // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized.
+  EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendFromFlags());
+  const std::optional<std::string> dump_dir = DumpDirectory(options);
+  auto dump = [&](const std::string& suffix, const std::string& text) {
+    return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
+                         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
+                                                   text.size()));
+  };
+  if (backend == host::HostBackend::kCompiled) {
+    passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
+    if (dump_dir.has_value()) {
+      pipeline.set_after_pass([&](int index, const std::string& name, bool,
+                                  const ir::Module& module) {
+        return dump(absl::StrCat(absl::Dec(index + 1, absl::kZeroPad2), ".", name, ".txt"),
+                    module.ToString());
+      });
+    }
+    EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
+  }
+  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend));
+  if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {
+    EMBER_RETURN_IF_ERROR(dump("fusion.dot", program->host->FusionPlanDot()));
+    EMBER_RETURN_IF_ERROR(dump("cost.txt", program->host->CostReport()));
+    EMBER_RETURN_IF_ERROR(dump("buffers.txt", program->host->BufferAssignmentReport()));
+  }
   return program;
 }
 

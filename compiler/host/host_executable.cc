@@ -1,19 +1,349 @@
 #include "compiler/host/host_executable.h"
 
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/host/fast_kernels.h"
+#include "compiler/host/thread_pool.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
+
 namespace ember::host {
+namespace {
+
+using passes::BufferSlot;
+
+// Does some region of the entry read a value of the entry itself? The op table runs regions
+// without the entry's frame, so such programs run wholly through the evaluator.
+bool RegionsCaptureEntryValues(const ir::Computation& entry) {
+  std::vector<const ir::Computation*> stack;
+  for (const auto& inst : entry.instructions()) {
+    for (const ir::Computation* r : inst->regions()) stack.push_back(r);
+    if (inst->callee() != nullptr && inst->opcode() != ir::Opcode::kCall &&
+        inst->opcode() != ir::Opcode::kComposite) {
+      stack.push_back(inst->callee());
+    }
+  }
+  std::vector<const ir::Computation*> seen;
+  while (!stack.empty()) {
+    const ir::Computation* c = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    for (const auto& inst : c->instructions()) {
+      for (const ir::Value* v : inst->operands()) {
+        if (v->owner() == &entry) return true;
+      }
+      for (const ir::Computation* r : inst->regions()) stack.push_back(r);
+    }
+  }
+  return false;
+}
+
+const ir::Literal* ConstantLiteral(const ir::Instruction& inst) {
+  const ir::Attribute* a = inst.attribute("value");
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kLiteral || a->literal == nullptr) return nullptr;
+  return a->literal.get();
+}
+
+}  // namespace
+
+struct HostExecutable::Compiled {
+  passes::FusionPlan plan;
+  passes::BufferAssignment buffers;
+  struct Value {
+    const ir::Value* value = nullptr;
+    BufferSlot slot;
+    const ir::Literal* constant = nullptr;
+  };
+  std::vector<Value> values;
+  std::unordered_map<const ir::Value*, int> id;
+  struct KernelExec {
+    const passes::Kernel* kernel = nullptr;
+    std::unique_ptr<fast::FusedKernel> fused;
+    std::unique_ptr<fast::DotKernel> dot;
+    std::vector<int> inputs;   // value ids of kernel->inputs
+    std::vector<int> results;  // value ids of the root's results
+  };
+  std::vector<KernelExec> kernels;
+  std::vector<int> results;  // value ids of the entry's results
+
+  // Arenas of finished runs, reused by later ones.
+  mutable std::mutex mu;
+  mutable std::vector<std::unique_ptr<std::vector<uint64_t>>> arenas;
+
+  int Id(const ir::Value* v) {
+    auto [it, inserted] = id.emplace(v, static_cast<int>(values.size()));
+    if (inserted) {
+      Value info;
+      info.value = v;
+      auto s = buffers.slots.find(v);
+      if (s != buffers.slots.end()) info.slot = s->second;
+      values.push_back(info);
+    }
+    return it->second;
+  }
+};
+
+HostExecutable::HostExecutable(const ir::Computation& entry) : entry_(entry) {}
+HostExecutable::~HostExecutable() = default;
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
-    const ir::Computation& entry) {
-  return std::unique_ptr<HostExecutable>(new HostExecutable(entry));
+    const ir::Computation& entry, HostBackend backend) {
+  std::unique_ptr<HostExecutable> exe(new HostExecutable(entry));
+  if (backend == HostBackend::kEvaluator) return exe;
+  const ir::Instruction* ret = entry.return_instruction();
+  if (ret == nullptr || RegionsCaptureEntryValues(entry)) return exe;
+  for (const auto& p : entry.parameters()) {
+    if (!p->type().is_tensor()) return exe;
+  }
+  for (const ir::Value* v : ret->operands()) {
+    if (!v->type().is_tensor()) return exe;
+  }
+  auto c = std::make_unique<Compiled>();
+  c->plan = passes::PlanFusion(entry, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
+  c->buffers = passes::AssignBuffers(entry, c->plan);
+  for (const auto& p : entry.parameters()) c->Id(p.get());
+  for (const auto& inst : entry.instructions()) {
+    if (inst->opcode() != ir::Opcode::kConstant) continue;
+    const ir::Literal* literal = ConstantLiteral(*inst);
+    if (literal == nullptr || !(literal->shape() == inst->result()->type().shape())) {
+      return exe;  // let the evaluator report it
+    }
+    c->values[c->Id(inst->result())].constant = literal;
+  }
+  for (const passes::Kernel& kernel : c->plan.kernels) {
+    Compiled::KernelExec k;
+    k.kernel = &kernel;
+    for (const ir::Value* v : kernel.inputs) k.inputs.push_back(c->Id(v));
+    for (size_t i = 0; i < kernel.root()->num_results(); ++i) {
+      k.results.push_back(c->Id(kernel.root()->result(i)));
+    }
+    if (kernel.kind == passes::KernelKind::kLoop || kernel.kind == passes::KernelKind::kReduce) {
+      absl::StatusOr<std::unique_ptr<fast::FusedKernel>> fused = fast::FusedKernel::Create(kernel);
+      if (fused.ok()) k.fused = *std::move(fused);
+    } else if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
+               kernel.root()->operand(0) == kernel.inputs[0] &&
+               kernel.root()->operand(1) == kernel.inputs[1]) {
+      absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
+      if (dot.ok()) k.dot = *std::move(dot);
+    }
+    c->kernels.push_back(std::move(k));
+  }
+  // Every kernel input must live somewhere (a plan that reads an unmaterialized value would be a
+  // planner bug): otherwise run the entry through the evaluator.
+  for (const Compiled::KernelExec& k : c->kernels) {
+    for (int id : k.inputs) {
+      if (c->values[id].slot.kind == BufferSlot::Kind::kOther &&
+          c->values[id].value->type().is_tensor()) {
+        return exe;
+      }
+    }
+  }
+  for (const ir::Value* v : ret->operands()) {
+    auto it = c->id.find(v);
+    if (it == c->id.end()) return exe;  // not computed by any kernel: should not happen
+    c->results.push_back(it->second);
+  }
+  exe->compiled_ = std::move(c);
+  return exe;
+}
+
+HostBackend HostExecutable::backend() const {
+  return compiled_ != nullptr ? HostBackend::kCompiled : HostBackend::kEvaluator;
+}
+
+std::string HostExecutable::FusionPlanDot() const {
+  return compiled_ != nullptr ? compiled_->plan.ToDot(entry_.name()) : std::string();
+}
+std::string HostExecutable::CostReport() const {
+  if (compiled_ == nullptr) return std::string();
+  std::string out = compiled_->plan.CostReport();
+  int fast = 0;
+  for (const auto& k : compiled_->kernels) fast += (k.fused != nullptr || k.dot != nullptr);
+  absl::StrAppend(&out, "fast kernels: ", fast, " of ", compiled_->kernels.size(),
+                  " (the rest run through the evaluator's op table)\n");
+  return out;
+}
+std::string HostExecutable::BufferAssignmentReport() const {
+  return compiled_ != nullptr ? compiled_->buffers.ToString(entry_) : std::string();
+}
+int64_t HostExecutable::kernel_count() const {
+  return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
+}
+
+absl::StatusOr<std::vector<EvalValue>> HostExecutable::RunEvaluator(
+    std::vector<EvalValue> arguments, const EvalOptions& options) const {
+  // The evaluator keeps per-run state (frames, plans), so each launch gets its own.
+  Evaluator evaluator(options);
+  return evaluator.Run(entry_, std::move(arguments));
 }
 
 absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue> arguments,
                                                            const EvalOptions& options) const {
-  // The evaluator keeps per-run state (frames, plans), so each launch gets its own.
-  Evaluator evaluator(options);
-  return evaluator.Run(entry_, std::move(arguments));
+  if (compiled_ == nullptr) return RunEvaluator(std::move(arguments), options);
+  const Compiled& c = *compiled_;
+  // Arguments the plan does not expect (count, type, layout): the evaluator reports them.
+  if (arguments.size() != entry_.parameters().size()) {
+    return RunEvaluator(std::move(arguments), options);
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i].kind != EvalValue::Kind::kArray ||
+        !(arguments[i].array.shape() == entry_.parameter(i)->type().shape())) {
+      return RunEvaluator(std::move(arguments), options);
+    }
+  }
+  // The arena: reuse one from an earlier run when there is one.
+  std::unique_ptr<std::vector<uint64_t>> arena;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (!c.arenas.empty()) {
+      arena = std::move(c.arenas.back());
+      c.arenas.pop_back();
+    }
+  }
+  const size_t arena_words = static_cast<size_t>(c.buffers.arena_bytes / 8 + 8);
+  if (arena == nullptr) arena = std::make_unique<std::vector<uint64_t>>();
+  if (arena->size() < arena_words) arena->resize(arena_words);
+  uint8_t* arena_base = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(arena->data()) + 63) / 64 * 64);
+  struct ReturnArena {
+    const Compiled& c;
+    std::unique_ptr<std::vector<uint64_t>>& arena;
+    ~ReturnArena() {
+      std::lock_guard<std::mutex> lock(c.mu);
+      c.arenas.push_back(std::move(arena));
+    }
+  } return_arena{c, arena};
+
+  const size_t n = c.values.size();
+  std::vector<uint8_t*> ptr(n, nullptr);
+  std::vector<EvalValue> other(n);
+  std::vector<ir::Literal> outputs(entry_.return_instruction()->operands().size());
+  for (size_t i = 0; i < n; ++i) {
+    const Compiled::Value& v = c.values[i];
+    switch (v.slot.kind) {
+      case BufferSlot::Kind::kParameter:
+        ptr[i] = const_cast<uint8_t*>(arguments[v.slot.index].array.bytes().data());
+        break;
+      case BufferSlot::Kind::kConstant:
+        ptr[i] = const_cast<uint8_t*>(v.constant->bytes().data());
+        break;
+      case BufferSlot::Kind::kArena:
+        ptr[i] = arena_base + v.slot.offset;
+        break;
+      case BufferSlot::Kind::kOutput: {
+        EMBER_ASSIGN_OR_RETURN(outputs[v.slot.index], ir::Literal::Create(v.value->type().shape()));
+        ptr[i] = outputs[v.slot.index].mutable_bytes().data();
+        break;
+      }
+      case BufferSlot::Kind::kOther:
+        break;
+    }
+  }
+
+  std::optional<Evaluator> evaluator;
+  ThreadPool& pool = ThreadPool::Default();
+  std::vector<const void*> inputs;
+  const OpTable& table = OpTable::Get();
+  // Reads a value for the op table: a copy of its buffer, or the non-array value.
+  auto operand_value = [&](int id) -> absl::StatusOr<EvalValue> {
+    const ir::Value* v = c.values[id].value;
+    if (!v->type().is_tensor()) return other[id].TryClone();
+    EMBER_ASSIGN_OR_RETURN(
+        ir::Literal lit,
+        ir::Literal::FromBytes(v->type().shape(),
+                               absl::Span<const uint8_t>(ptr[id], v->type().shape().ByteSize())));
+    return EvalValue::Array(std::move(lit));
+  };
+  for (const Compiled::KernelExec& k : c.kernels) {
+    if (k.fused != nullptr) {
+      inputs.clear();
+      for (int id : k.inputs) inputs.push_back(ptr[id]);
+      k.fused->Run(inputs, ptr[k.results[0]], pool);
+      continue;
+    }
+    if (k.dot != nullptr) {
+      k.dot->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
+      continue;
+    }
+    // Through the evaluator's op table, instruction by instruction.
+    if (!evaluator.has_value()) evaluator.emplace(options);
+    std::unordered_map<const ir::Value*, EvalValue> local;
+    for (const ir::Instruction* inst : k.kernel->instructions) {
+      std::vector<EvalValue> operands;
+      operands.reserve(inst->operands().size());
+      for (const ir::Value* v : inst->operands()) {
+        auto l = local.find(v);
+        if (l != local.end()) {
+          EMBER_ASSIGN_OR_RETURN(EvalValue copy, l->second.TryClone());
+          operands.push_back(std::move(copy));
+          continue;
+        }
+        auto id = c.id.find(v);
+        if (id == c.id.end()) {
+          return absl::InternalError(absl::StrCat("host executable: no buffer for an operand of ",
+                                                  inst->Describe()));
+        }
+        EMBER_ASSIGN_OR_RETURN(EvalValue value, operand_value(id->second));
+        operands.push_back(std::move(value));
+      }
+      OpEvaluator fn = table.Find(inst->opcode());
+      if (fn == nullptr) {
+        return absl::UnimplementedError(
+            absl::StrCat(inst->Describe(), ": the host backend does not implement this op"));
+      }
+      absl::StatusOr<std::vector<EvalValue>> out = fn(*inst, operands, *evaluator);
+      if (!out.ok()) return out.status();
+      if (out->size() != inst->num_results()) {
+        return absl::InternalError(absl::StrCat(inst->Describe(), " produced ", out->size(),
+                                                " values, expected ", inst->num_results()));
+      }
+      for (size_t i = 0; i < out->size(); ++i) local[inst->result(i)] = std::move((*out)[i]);
+    }
+    for (int id : k.results) {
+      const ir::Value* v = c.values[id].value;
+      EvalValue& value = local[v];
+      if (!v->type().is_tensor()) {
+        other[id] = std::move(value);
+        continue;
+      }
+      if (value.kind != EvalValue::Kind::kArray ||
+          !value.array.shape().EqualsIgnoringLayout(v->type().shape())) {
+        return absl::InternalError(absl::StrCat(k.kernel->root()->Describe(),
+                                                " produced a value of another type than ",
+                                                v->type().ToString()));
+      }
+      if (!(value.array.shape() == v->type().shape())) {
+        EMBER_ASSIGN_OR_RETURN(value.array, value.array.Relayout(v->type().shape().layout()));
+      }
+      if (!value.array.bytes().empty()) {
+        std::memcpy(ptr[id], value.array.bytes().data(), value.array.bytes().size());
+      }
+    }
+  }
+
+  // Results: copies first (a value returned twice, parameters, constants), then the moves.
+  std::vector<EvalValue> results(c.results.size());
+  std::vector<bool> moved(c.results.size(), false);
+  for (size_t i = 0; i < c.results.size(); ++i) {
+    const Compiled::Value& v = c.values[c.results[i]];
+    if (v.slot.kind == BufferSlot::Kind::kOutput && v.slot.index == static_cast<int>(i)) {
+      moved[i] = true;
+      continue;
+    }
+    EMBER_ASSIGN_OR_RETURN(results[i], operand_value(c.results[i]));
+  }
+  for (size_t i = 0; i < c.results.size(); ++i) {
+    if (moved[i]) results[i] = EvalValue::Array(std::move(outputs[i]));
+  }
+  return results;
 }
 
 }  // namespace ember::host

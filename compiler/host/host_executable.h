@@ -1,12 +1,18 @@
 // The host backend's compiled form of one program entry: what a host device runs per launch.
 // Compile() prepares everything that does not depend on argument values; Run() executes one
-// launch on one device's arguments. Today Run() interprets the entry with the reference
-// evaluator; the optimizing pipeline (compiler/passes + fused host kernels) replaces the inside
-// without changing this interface, and is checked against the evaluator.
+// launch on one device's arguments.
+//
+// Two backends: kCompiled (the default) plans kernels with the fusion plan (compiler/passes),
+// assigns buffers in one arena per run, and runs fused loop / reduction kernels and Eigen dots
+// (fast_kernels.h); every other instruction (control flow, sort, scatter, gather, collectives,
+// custom calls, fft, types the fast kernels lack, ...) runs through the reference evaluator's op
+// table with the launch's EvalOptions. kEvaluator interprets the whole entry with the reference
+// evaluator (EMBER_FLAGS=--host_backend=evaluator).
 #ifndef EMBER_COMPILER_HOST_HOST_EXECUTABLE_H_
 #define EMBER_COMPILER_HOST_HOST_EXECUTABLE_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,19 +21,38 @@
 
 namespace ember::host {
 
+enum class HostBackend { kCompiled, kEvaluator };
+
 class HostExecutable {
  public:
   // `entry` belongs to a module that outlives the executable.
-  static absl::StatusOr<std::unique_ptr<HostExecutable>> Compile(const ir::Computation& entry);
+  static absl::StatusOr<std::unique_ptr<HostExecutable>> Compile(
+      const ir::Computation& entry, HostBackend backend = HostBackend::kCompiled);
+  ~HostExecutable();
 
   // Runs one launch. `options` carries this device's replica/partition ids and the collective
   // hooks of its launch group. Thread-safe: launches on several devices run concurrently.
   absl::StatusOr<std::vector<EvalValue>> Run(std::vector<EvalValue> arguments,
                                              const EvalOptions& options) const;
 
+  // The backend that runs (kEvaluator also when the entry needs it: e.g. regions that read the
+  // entry's values, or non-array parameters).
+  HostBackend backend() const;
+  // For dumps; empty for the evaluator backend.
+  std::string FusionPlanDot() const;
+  std::string CostReport() const;
+  std::string BufferAssignmentReport() const;
+  // Kernel count of the plan (0 for the evaluator backend).
+  int64_t kernel_count() const;
+
+  struct Compiled;
+
  private:
-  explicit HostExecutable(const ir::Computation& entry) : entry_(entry) {}
+  explicit HostExecutable(const ir::Computation& entry);
+  absl::StatusOr<std::vector<EvalValue>> RunEvaluator(std::vector<EvalValue> arguments,
+                                                      const EvalOptions& options) const;
   const ir::Computation& entry_;
+  std::unique_ptr<Compiled> compiled_;  // null: the evaluator runs the entry
 };
 
 }  // namespace ember::host

@@ -1,0 +1,246 @@
+// dot_general of the fast host backend through Eigen (the only translation unit that includes
+// Eigen, to keep builds fast). Operands are viewed as [B, M, K] and [B, K, N] matrices without a
+// copy when their dimension order allows (either orientation of each matrix), else copied once
+// through a permutation; the output [batch..., lhs free..., rhs free...] is [B, M, N] row-major.
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/host/fast_kernels.h"
+
+namespace ember::host::fast {
+namespace {
+
+const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
+  const ir::Attribute* a = inst.attribute(name);
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) return nullptr;
+  return &a->ints;
+}
+
+bool IsRowMajor(const ir::ValueType& t) {
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());
+  return plain.ok() && *plain == t.shape();
+}
+
+// Copies `src` (dims `dims`) into dst laid out in the order `perm` (dst dim i = src dim perm[i]).
+// Rank is at most 16 (DotSupported).
+template <typename T>
+void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm,
+             T* dst) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::array<int64_t, 16> src_strides{}, out_dims{}, stride{}, m{};
+  int64_t s = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    src_strides[d] = s;
+    s *= dims[d];
+  }
+  int64_t total = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    out_dims[i] = dims[perm[i]];
+    stride[i] = src_strides[perm[i]];
+    total *= out_dims[i];
+  }
+  int64_t cur = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    dst[i] = src[cur];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      ++m[d];
+      cur += stride[d];
+      if (m[d] < out_dims[d]) break;
+      cur -= stride[d] * out_dims[d];
+      m[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+
+template <typename T, typename L, typename R>
+void MultiplyRows(const T* lhs, const T* rhs, T* out, int64_t m, int64_t k, int64_t n,
+                  int64_t row_begin, int64_t row_end) {
+  // lhs: M x K (L = RowMat: stored [M, K]; ColMat: stored [K, M]); rhs: K x N likewise.
+  Eigen::Map<const L> a(lhs, m, k);
+  Eigen::Map<const R> b(rhs, k, n);
+  Eigen::Map<RowMat<T>> c(out, m, n);
+  c.middleRows(row_begin, row_end - row_begin).noalias() =
+      a.middleRows(row_begin, row_end - row_begin) * b;
+}
+
+template <typename T>
+void RunTyped(const DotKernel&, const T* lhs, const T* rhs, T* out, int64_t batch, int64_t m,
+              int64_t k, int64_t n, bool lhs_row, bool rhs_row, ThreadPool& pool) {
+  auto one = [&](int64_t b, int64_t r0, int64_t r1) {
+    const T* a = lhs + b * m * k;
+    const T* x = rhs + b * k * n;
+    T* c = out + b * m * n;
+    if (lhs_row && rhs_row) MultiplyRows<T, RowMat<T>, RowMat<T>>(a, x, c, m, k, n, r0, r1);
+    else if (lhs_row) MultiplyRows<T, RowMat<T>, ColMat<T>>(a, x, c, m, k, n, r0, r1);
+    else if (rhs_row) MultiplyRows<T, ColMat<T>, RowMat<T>>(a, x, c, m, k, n, r0, r1);
+    else MultiplyRows<T, ColMat<T>, ColMat<T>>(a, x, c, m, k, n, r0, r1);
+  };
+  const int64_t flops = batch * m * k * n;
+  if (flops < (int64_t{1} << 18) || pool.size() == 1) {
+    for (int64_t b = 0; b < batch; ++b) one(b, 0, m);
+    return;
+  }
+  if (batch >= pool.size()) {
+    pool.ParallelFor(batch, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) one(b, 0, m);
+    });
+    return;
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    pool.ParallelFor(m, 16, [&](int64_t r0, int64_t r1) { one(b, r0, r1); });
+  }
+}
+
+}  // namespace
+
+bool DotSupported(const ir::Instruction& inst) {
+  if (inst.opcode() != ir::Opcode::kDotGeneral || inst.operands().size() != 2 ||
+      inst.num_results() != 1) {
+    return false;
+  }
+  const ir::ValueType& t = inst.result()->type();
+  if (!t.is_tensor() || (t.element_type() != ir::ElementType::kF32 &&
+                         t.element_type() != ir::ElementType::kF64)) {
+    return false;
+  }
+  for (const ir::Value* v : inst.operands()) {
+    if (!v->type().is_tensor() || v->type().element_type() != t.element_type() ||
+        !IsRowMajor(v->type()) || v->type().dims().size() > 16) {
+      return false;
+    }
+  }
+  if (!IsRowMajor(t)) return false;
+  for (const char* name : {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                           "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
+    if (Ints(inst, name) == nullptr && inst.attribute(name) != nullptr) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instruction& inst) {
+  if (!DotSupported(inst)) {
+    return absl::UnimplementedError(absl::StrCat("the fast dot does not run ", inst.Describe()));
+  }
+  static const std::vector<int64_t> kNone;
+  auto get = [&](const char* name) -> const std::vector<int64_t>& {
+    const std::vector<int64_t>* v = Ints(inst, name);
+    return v != nullptr ? *v : kNone;
+  };
+  const std::vector<int64_t>& lb = get("lhs_batching_dimensions");
+  const std::vector<int64_t>& rb = get("rhs_batching_dimensions");
+  const std::vector<int64_t>& lc = get("lhs_contracting_dimensions");
+  const std::vector<int64_t>& rc = get("rhs_contracting_dimensions");
+  std::unique_ptr<DotKernel> k(new DotKernel());
+  k->f64_ = inst.result()->type().element_type() == ir::ElementType::kF64;
+  k->lhs_dims_ = inst.operand(0)->type().dims();
+  k->rhs_dims_ = inst.operand(1)->type().dims();
+  const int64_t lr = static_cast<int64_t>(k->lhs_dims_.size());
+  const int64_t rr = static_cast<int64_t>(k->rhs_dims_.size());
+  auto free_dims = [](int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end()) {
+        out.push_back(d);
+      }
+    }
+    return out;
+  };
+  for (int64_t d : lb) {
+    if (d < 0 || d >= lr) return absl::InvalidArgumentError(inst.Describe());
+  }
+  for (int64_t d : lc) {
+    if (d < 0 || d >= lr) return absl::InvalidArgumentError(inst.Describe());
+  }
+  for (int64_t d : rb) {
+    if (d < 0 || d >= rr) return absl::InvalidArgumentError(inst.Describe());
+  }
+  for (int64_t d : rc) {
+    if (d < 0 || d >= rr) return absl::InvalidArgumentError(inst.Describe());
+  }
+  if (lb.size() != rb.size() || lc.size() != rc.size()) {
+    return absl::InvalidArgumentError(inst.Describe());
+  }
+  const std::vector<int64_t> lf = free_dims(lr, lb, lc);
+  const std::vector<int64_t> rf = free_dims(rr, rb, rc);
+  for (int64_t d : lb) k->batch_ *= k->lhs_dims_[d];
+  for (int64_t d : lf) k->m_ *= k->lhs_dims_[d];
+  for (int64_t d : lc) k->k_ *= k->lhs_dims_[d];
+  for (int64_t d : rf) k->n_ *= k->rhs_dims_[d];
+  auto concat = [](std::initializer_list<const std::vector<int64_t>*> parts) {
+    std::vector<int64_t> out;
+    for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
+    return out;
+  };
+  auto is_identity = [](const std::vector<int64_t>& p) {
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (p[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  };
+  // lhs: [B, M, K] or [B, K, M] in place; else permute to [B, M, K].
+  const std::vector<int64_t> lmk = concat({&lb, &lf, &lc});
+  const std::vector<int64_t> lkm = concat({&lb, &lc, &lf});
+  if (is_identity(lmk)) {
+    k->lhs_row_major_ = true;
+  } else if (is_identity(lkm)) {
+    k->lhs_row_major_ = false;
+  } else {
+    k->lhs_row_major_ = true;
+    k->lhs_perm_ = lmk;
+  }
+  const std::vector<int64_t> rkn = concat({&rb, &rc, &rf});
+  const std::vector<int64_t> rnk = concat({&rb, &rf, &rc});
+  if (is_identity(rkn)) {
+    k->rhs_row_major_ = true;
+  } else if (is_identity(rnk)) {
+    k->rhs_row_major_ = false;
+  } else {
+    k->rhs_row_major_ = true;
+    k->rhs_perm_ = rkn;
+  }
+  if (k->batch_ * k->m_ * k->n_ != inst.result()->type().shape().element_count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(inst.Describe(), ": result size does not match the operands"));
+  }
+  return k;
+}
+
+void DotKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
+  auto run = [&](auto* typed_out) {
+    using T = std::remove_pointer_t<decltype(typed_out)>;
+    const T* a = static_cast<const T*>(lhs);
+    const T* b = static_cast<const T*>(rhs);
+    std::vector<T> a_copy, b_copy;
+    if (!lhs_perm_.empty()) {
+      a_copy.resize(static_cast<size_t>(batch_ * m_ * k_));
+      Permute(a, lhs_dims_, lhs_perm_, a_copy.data());
+      a = a_copy.data();
+    }
+    if (!rhs_perm_.empty()) {
+      b_copy.resize(static_cast<size_t>(batch_ * k_ * n_));
+      Permute(b, rhs_dims_, rhs_perm_, b_copy.data());
+      b = b_copy.data();
+    }
+    if (k_ == 0) {
+      std::fill_n(typed_out, batch_ * m_ * n_, T(0));
+      return;
+    }
+    RunTyped<T>(*this, a, b, typed_out, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+  };
+  if (f64_) {
+    run(static_cast<double*>(out));
+  } else {
+    run(static_cast<float*>(out));
+  }
+}
+
+}  // namespace ember::host::fast

@@ -1,0 +1,83 @@
+// Internal to compiler/host: the fast host kernels the compiled path runs.
+//  - FusedKernel: a loop or reduction kernel of the fusion plan. It runs over its output (loop)
+//    or its input space (reduction) in chunks of kChunk elements; each fused instruction is a
+//    tight loop over the chunk (the compiler vectorizes those), and operand indices for
+//    broadcast_in_dim / transpose / slice are computed per chunk. Results are bit-identical to
+//    the reference evaluator: transcendental functions are computed in double and rounded once,
+//    as the evaluator does, and reductions accumulate in the evaluator's order.
+//  - DotKernel: dot_general through Eigen (batch dims, any contracting dims), rows split across
+//    the thread pool. Sums are reassociated, so results differ from the evaluator's in the last
+//    bits.
+#ifndef EMBER_COMPILER_HOST_FAST_KERNELS_H_
+#define EMBER_COMPILER_HOST_FAST_KERNELS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/host/thread_pool.h"
+#include "compiler/ir/module.h"
+#include "compiler/passes/fusion_plan.h"
+
+namespace ember::host::fast {
+
+inline constexpr int64_t kChunk = 1024;
+
+// Element types the fast kernels compute: pred, s32, s64, u8, u32, f32, f64.
+bool SupportedType(ir::ElementType type);
+// Predicates for the fusion plan.
+bool LoopFusible(const ir::Instruction& instruction);
+bool ReduceFusible(const ir::Instruction& instruction);
+bool DotSupported(const ir::Instruction& instruction);
+
+class FusedKernel {
+ public:
+  // `kernel.kind` is kLoop or kReduce; an error when some instruction is not one this code runs
+  // (the caller then runs the kernel's instructions through the evaluator's op table).
+  static absl::StatusOr<std::unique_ptr<FusedKernel>> Create(const passes::Kernel& kernel);
+  ~FusedKernel();
+  // `inputs[i]` holds kernel.inputs[i] (dense, row-major); `out` the root's result.
+  void Run(absl::Span<const void* const> inputs, void* out, ThreadPool& pool) const;
+
+  struct Node;
+ private:
+  FusedKernel() = default;
+  std::vector<Node> nodes_;
+  int root_ = -1;  // loop: the output node; reduce: the reduce input node
+  int slots_ = 0;  // scratch slots of kChunk 8-byte words each
+  bool reduce_ = false;
+  // reduce
+  int init_input_ = -1;
+  int reduce_op_ = 0;  // ir::Opcode
+  bool accumulator_first_ = true;
+  ir::ElementType reduce_type_ = ir::ElementType::kInvalid;
+  int64_t input_elements_ = 0;
+  int64_t output_elements_ = 0;
+  std::vector<int64_t> input_dims_;
+  std::vector<int64_t> out_index_stride_;  // per input dim: stride in the output (0: reduced)
+  int64_t row_ = 0;  // > 0: the reduced dims are the trailing ones, each output reads `row_`
+                     // consecutive inputs (rows can then be split across threads)
+  int64_t output_bytes_ = 0;
+};
+
+class DotKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<DotKernel>> Create(const ir::Instruction& instruction);
+  void Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const;
+
+ private:
+  DotKernel() = default;
+  bool f64_ = false;
+  int64_t batch_ = 1, m_ = 1, k_ = 1, n_ = 1;
+  // Operand views: true when the operand is already [B, M, K] (lhs) / [B, K, N] (rhs) row-major,
+  // false when it is [B, K, M] / [B, N, K]; `*_perm_` non-empty: copy through that permutation
+  // into [B, M, K] / [B, K, N] first.
+  bool lhs_row_major_ = true, rhs_row_major_ = true;
+  std::vector<int64_t> lhs_perm_, rhs_perm_, lhs_dims_, rhs_dims_;
+};
+
+}  // namespace ember::host::fast
+
+#endif  // EMBER_COMPILER_HOST_FAST_KERNELS_H_

@@ -1,0 +1,95 @@
+#include "compiler/host/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace ember::host {
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::Default() {
+  // Leaked on purpose: worker threads must not be joined during static destruction.
+  static ThreadPool* pool =
+      new ThreadPool(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  return *pool;
+}
+
+void ThreadPool::WorkerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int64_t parts =
+      std::min<int64_t>(size(), std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_part)));
+  if (parts <= 1) {
+    fn(0, n);
+    return;
+  }
+  const int64_t per = (n + parts - 1) / parts;
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t remaining;
+  } shared;
+  shared.remaining = parts - 1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t p = 1; p < parts; ++p) {
+      const int64_t begin = p * per, end = std::min(n, begin + per);
+      queue_.push_back([&fn, &shared, begin, end] {
+        if (begin < end) fn(begin, end);
+        std::lock_guard<std::mutex> l(shared.mu);
+        if (--shared.remaining == 0) shared.cv.notify_one();
+      });
+    }
+  }
+  cv_.notify_all();
+  fn(0, std::min(n, per));
+  // Help with queued work (ours or another caller's) instead of sleeping.
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> l(shared.mu);
+      if (shared.remaining == 0) return;
+    }
+    std::function<void()> task;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!queue_.empty()) {
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    if (task) {
+      task();
+      continue;
+    }
+    std::unique_lock<std::mutex> l(shared.mu);
+    shared.cv.wait(l, [&] { return shared.remaining == 0; });
+    return;
+  }
+}
+
+}  // namespace ember::host

@@ -1,0 +1,43 @@
+// A process-wide pool of worker threads (one per hardware thread) for splitting big host kernels.
+// ParallelFor may be called from several threads at once (launches on several host devices);
+// the caller works on its own range too, so a call never waits on an idle pool.
+#ifndef EMBER_COMPILER_HOST_THREAD_POOL_H_
+#define EMBER_COMPILER_HOST_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ember::host {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Sized to std::thread::hardware_concurrency(); created on first use.
+  static ThreadPool& Default();
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over [0, n) split into at most size() contiguous parts of at least
+  // `min_per_part` items; returns when all parts are done.
+  void ParallelFor(int64_t n, int64_t min_per_part, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void WorkerLoop();
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+};
+
+}  // namespace ember::host
+
+#endif  // EMBER_COMPILER_HOST_THREAD_POOL_H_

@@ -1,0 +1,195 @@
+// Algebraic simplification: rewrites that are exact for every input (bit for bit, signed zeros
+// and NaNs included), so results match the unsimplified program:
+//   x + 0 -> x (integers; floats only for -0, since -0 + +0 = +0), x - 0 -> x (+0 for floats),
+//   x * 1 -> x, x / 1 -> x, reshape/transpose/convert/broadcast_in_dim/slice that change nothing
+//   -> their operand, reshape(reshape(x)) -> reshape(x), broadcast_in_dim(broadcast_in_dim(x))
+//   -> one broadcast_in_dim.
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "compiler/passes/pass.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::passes {
+namespace {
+
+using ir::Opcode;
+
+template <typename T>
+bool AllEqual(const ir::Literal& literal, T value) {
+  absl::StatusOr<absl::Span<const T>> data = literal.data<T>();
+  if (!data.ok()) return false;
+  for (T x : *data) {
+    if (std::memcmp(&x, &value, sizeof(T)) != 0) return false;
+  }
+  return true;
+}
+
+enum class Splat { kPositiveZero, kNegativeZero, kOne };
+
+// Is `value` a constant (or a broadcast of one) whose every element is the given splat?
+bool IsSplat(const ir::Value* value, Splat splat) {
+  const ir::Instruction* producer = value->producer();
+  for (int depth = 0; producer != nullptr && depth < 4; ++depth) {
+    if (producer->opcode() == Opcode::kBroadcastInDim || producer->opcode() == Opcode::kReshape) {
+      producer = producer->operand(0)->producer();
+      continue;
+    }
+    break;
+  }
+  if (producer == nullptr || producer->opcode() != Opcode::kConstant) return false;
+  const ir::Attribute* attr = producer->attribute("value");
+  if (attr == nullptr || attr->kind != ir::Attribute::Kind::kLiteral || attr->literal == nullptr) {
+    return false;
+  }
+  const ir::Literal& lit = *attr->literal;
+  switch (lit.element_type()) {
+    case ir::ElementType::kF32:
+      return AllEqual<float>(lit, splat == Splat::kOne ? 1.0f
+                                  : splat == Splat::kNegativeZero ? -0.0f : 0.0f);
+    case ir::ElementType::kF64:
+      return AllEqual<double>(lit, splat == Splat::kOne ? 1.0
+                                   : splat == Splat::kNegativeZero ? -0.0 : 0.0);
+    case ir::ElementType::kS32:
+      return AllEqual<int32_t>(lit, splat == Splat::kOne ? 1 : 0);
+    case ir::ElementType::kS64:
+      return AllEqual<int64_t>(lit, splat == Splat::kOne ? 1 : 0);
+    case ir::ElementType::kU32:
+      return AllEqual<uint32_t>(lit, splat == Splat::kOne ? 1u : 0u);
+    case ir::ElementType::kU64:
+      return AllEqual<uint64_t>(lit, splat == Splat::kOne ? 1u : 0u);
+    default:
+      return false;
+  }
+}
+
+bool IsZeroFor(const ir::Value* value, bool float_needs_negative) {
+  const ir::ElementType t = value->type().element_type();
+  if (ir::IsFloat(t)) {
+    return IsSplat(value, float_needs_negative ? Splat::kNegativeZero : Splat::kPositiveZero);
+  }
+  return IsSplat(value, Splat::kPositiveZero);
+}
+
+const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
+  const ir::Attribute* a = inst.attribute(name);
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) return nullptr;
+  return &a->ints;
+}
+
+bool IsIota(const std::vector<int64_t>& v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// The value `inst` can be replaced with, or null.
+ir::Value* Simplify(ir::Instruction& inst) {
+  if (inst.num_results() != 1 || !inst.result()->type().is_tensor()) return nullptr;
+  const ir::ValueType& type = inst.result()->type();
+  auto same = [&](ir::Value* v) { return v->type() == type ? v : nullptr; };
+  switch (inst.opcode()) {
+    case Opcode::kAdd:
+      if (IsZeroFor(inst.operand(1), true)) return same(inst.operand(0));
+      if (IsZeroFor(inst.operand(0), true)) return same(inst.operand(1));
+      return nullptr;
+    case Opcode::kSubtract:
+      if (IsZeroFor(inst.operand(1), false)) return same(inst.operand(0));
+      return nullptr;
+    case Opcode::kMultiply:
+      if (IsSplat(inst.operand(1), Splat::kOne)) return same(inst.operand(0));
+      if (IsSplat(inst.operand(0), Splat::kOne)) return same(inst.operand(1));
+      return nullptr;
+    case Opcode::kDivide:
+      if (IsSplat(inst.operand(1), Splat::kOne)) return same(inst.operand(0));
+      return nullptr;
+    case Opcode::kReshape: {
+      ir::Value* x = inst.operand(0);
+      if (x->producer() != nullptr && x->producer()->opcode() == Opcode::kReshape) {
+        inst.set_operand(0, x->producer()->operand(0));  // reshape(reshape(y)) = reshape(y)
+        x = inst.operand(0);
+      }
+      return same(x);
+    }
+    case Opcode::kConvert:
+      return same(inst.operand(0));
+    case Opcode::kTranspose: {
+      const std::vector<int64_t>* perm = Ints(inst, "permutation");
+      if (perm != nullptr && IsIota(*perm)) return same(inst.operand(0));
+      return nullptr;
+    }
+    case Opcode::kSlice: {
+      const std::vector<int64_t>* strides = Ints(inst, "strides");
+      if (strides != nullptr) {
+        for (int64_t s : *strides) {
+          if (s != 1) return nullptr;
+        }
+      }
+      return same(inst.operand(0));  // same type with unit strides: the whole operand
+    }
+    case Opcode::kBroadcastInDim: {
+      const std::vector<int64_t>* dims = Ints(inst, "broadcast_dimensions");
+      if (dims == nullptr) return nullptr;
+      ir::Value* x = inst.operand(0);
+      const ir::Instruction* inner = x->producer();
+      if (inner != nullptr && inner->opcode() == Opcode::kBroadcastInDim) {
+        const std::vector<int64_t>* inner_dims = Ints(*inner, "broadcast_dimensions");
+        if (inner_dims != nullptr) {
+          std::vector<int64_t> composed;
+          for (int64_t d : *inner_dims) {
+            if (d < 0 || d >= static_cast<int64_t>(dims->size())) return nullptr;
+            composed.push_back((*dims)[d]);
+          }
+          inst.set_operand(0, inner->operand(0));
+          inst.mutable_attributes().Set("broadcast_dimensions", ir::Attribute::Ints(composed));
+          dims = Ints(inst, "broadcast_dimensions");
+          x = inst.operand(0);
+        }
+      }
+      if (IsIota(*dims) && dims->size() == type.dims().size()) return same(x);
+      return nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+class AlgebraicSimplifierPass : public Pass {
+ public:
+  std::string name() const override { return "algsimp"; }
+
+  absl::StatusOr<bool> Run(ir::Module& module) override {
+    ValueMap replacements;
+    bool changed = false;
+    for (const auto& computation : module.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        ir::Instruction& inst = *instruction;
+        for (size_t i = 0; i < inst.operands().size(); ++i) {
+          auto it = replacements.find(inst.operand(i));
+          if (it != replacements.end()) inst.set_operand(i, it->second);
+        }
+        const std::vector<ir::Value*> before = inst.operands();
+        ir::Value* replacement = Simplify(inst);
+        if (inst.operands() != before) changed = true;
+        if (replacement != nullptr && replacement != inst.result()) {
+          replacements[inst.result()] = replacement;
+        }
+      }
+    }
+    if (!replacements.empty()) {
+      ReplaceUses(module, replacements);
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateAlgebraicSimplifierPass() {
+  return std::make_unique<AlgebraicSimplifierPass>();
+}
+
+}  // namespace ember::passes

@@ -1,0 +1,170 @@
+#include "compiler/passes/buffer_assignment.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace ember::passes {
+namespace {
+
+int64_t Align(int64_t n) {
+  return (n + BufferAssignment::kAlignment - 1) / BufferAssignment::kAlignment *
+         BufferAssignment::kAlignment;
+}
+
+// First-fit allocator over [0, inf) with coalescing free ranges.
+class ArenaAllocator {
+ public:
+  int64_t Allocate(int64_t size) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second >= size) {
+        const int64_t offset = it->first;
+        const int64_t rest = it->second - size;
+        free_.erase(it);
+        if (rest > 0) free_[offset + size] = rest;
+        return offset;
+      }
+    }
+    // Grow: extend a free block at the end if there is one.
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == top_) {
+        const int64_t offset = last->first;
+        free_.erase(last);
+        top_ = offset + size;
+        return offset;
+      }
+    }
+    const int64_t offset = top_;
+    top_ += size;
+    return offset;
+  }
+  void Free(int64_t offset, int64_t size) {
+    auto [it, inserted] = free_.emplace(offset, size);
+    (void)inserted;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+  int64_t top() const { return top_; }
+
+ private:
+  std::map<int64_t, int64_t> free_;
+  int64_t top_ = 0;
+};
+
+}  // namespace
+
+BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan) {
+  BufferAssignment result;
+  const int end = static_cast<int>(plan.kernels.size());
+  for (size_t i = 0; i < entry.parameters().size(); ++i) {
+    BufferSlot slot;
+    slot.kind = BufferSlot::Kind::kParameter;
+    slot.index = static_cast<int>(i);
+    slot.size = entry.parameter(i)->type().is_tensor() ? entry.parameter(i)->type().shape().ByteSize() : 0;
+    result.slots[entry.parameter(i)] = slot;
+  }
+  for (const auto& inst : entry.instructions()) {
+    if (inst->opcode() != ir::Opcode::kConstant) continue;
+    BufferSlot slot;
+    slot.kind = BufferSlot::Kind::kConstant;
+    slot.size = inst->result()->type().shape().ByteSize();
+    result.slots[inst->result()] = slot;
+  }
+  // Kernel results and their live ranges.
+  std::vector<const ir::Value*> defined;
+  for (int k = 0; k < end; ++k) {
+    const ir::Instruction* root = plan.kernels[k].root();
+    for (size_t i = 0; i < root->num_results(); ++i) {
+      const ir::Value* v = root->result(i);
+      BufferSlot slot;
+      slot.kind = v->type().is_tensor() ? BufferSlot::Kind::kArena : BufferSlot::Kind::kOther;
+      slot.size = v->type().is_tensor() ? v->type().shape().ByteSize() : 0;
+      slot.defined_at = k;
+      slot.last_use = k;
+      result.slots[v] = slot;
+      defined.push_back(v);
+    }
+  }
+  for (int k = 0; k < end; ++k) {
+    for (const ir::Value* v : plan.kernels[k].inputs) {
+      auto it = result.slots.find(v);
+      if (it != result.slots.end()) it->second.last_use = std::max(it->second.last_use, k);
+    }
+  }
+  if (const ir::Instruction* ret = entry.return_instruction()) {
+    for (size_t i = 0; i < ret->operands().size(); ++i) {
+      auto it = result.slots.find(ret->operand(i));
+      if (it == result.slots.end()) continue;
+      it->second.last_use = end;
+      if (it->second.kind == BufferSlot::Kind::kArena) {
+        it->second.kind = BufferSlot::Kind::kOutput;
+        it->second.index = static_cast<int>(i);
+      }
+    }
+  }
+  // Allocate in kernel order; a slot is freed after its last reader (never during it, so a
+  // kernel's output never overlaps its inputs).
+  ArenaAllocator arena;
+  std::vector<std::vector<const ir::Value*>> frees(end + 1);
+  for (const ir::Value* v : defined) {
+    BufferSlot& slot = result.slots[v];
+    if (slot.kind != BufferSlot::Kind::kArena) continue;
+    result.arena_bytes_no_reuse += Align(slot.size);
+    frees[slot.last_use].push_back(v);
+  }
+  size_t next = 0;
+  for (int k = 0; k < end; ++k) {
+    for (; next < defined.size() && result.slots[defined[next]].defined_at == k; ++next) {
+      BufferSlot& slot = result.slots[defined[next]];
+      if (slot.kind == BufferSlot::Kind::kArena) slot.offset = arena.Allocate(Align(slot.size));
+    }
+    for (const ir::Value* v : frees[k]) {
+      const BufferSlot& slot = result.slots[v];
+      arena.Free(slot.offset, Align(slot.size));
+    }
+  }
+  result.arena_bytes = arena.top();
+  return result;
+}
+
+std::string BufferAssignment::ToString(const ir::Computation& entry) const {
+  std::string out = absl::StrCat("arena: ", arena_bytes, " bytes (", arena_bytes_no_reuse,
+                                 " without reuse)\n");
+  int number = 0;
+  std::unordered_map<const ir::Value*, int> names;
+  for (const auto& p : entry.parameters()) names[p.get()] = number++;
+  for (const auto& inst : entry.instructions()) {
+    for (size_t i = 0; i < inst->num_results(); ++i) names[inst->result(i)] = number++;
+  }
+  std::vector<std::pair<int, const ir::Value*>> sorted;
+  for (const auto& [v, slot] : slots) sorted.emplace_back(names[v], v);
+  std::sort(sorted.begin(), sorted.end());
+  static constexpr const char* kKinds[] = {"parameter", "constant", "arena", "output", "other"};
+  for (const auto& [n, v] : sorted) {
+    const BufferSlot& s = slots.at(v);
+    absl::StrAppend(&out, "%", n, " ", v->type().ToString(), " ", kKinds[static_cast<int>(s.kind)]);
+    if (s.kind == BufferSlot::Kind::kArena) absl::StrAppend(&out, " offset=", s.offset);
+    if (s.kind == BufferSlot::Kind::kParameter || s.kind == BufferSlot::Kind::kOutput) {
+      absl::StrAppend(&out, " index=", s.index);
+    }
+    absl::StrAppend(&out, " size=", s.size);
+    if (s.defined_at >= 0) absl::StrAppend(&out, " live=[", s.defined_at, ",", s.last_use, "]");
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+}  // namespace ember::passes

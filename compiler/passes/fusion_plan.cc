@@ -1,0 +1,259 @@
+#include "compiler/passes/fusion_plan.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::passes {
+namespace {
+
+using ir::Opcode;
+
+int64_t Bytes(const ir::Value* v) {
+  return v->type().is_tensor() ? v->type().shape().ByteSize() : 0;
+}
+
+bool Duplicable(const ir::Instruction& inst) {
+  return inst.opcode() == Opcode::kBroadcastInDim || inst.opcode() == Opcode::kIota;
+}
+
+}  // namespace
+
+std::string_view KernelKindName(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kLoop: return "loop";
+    case KernelKind::kReduce: return "reduce";
+    case KernelKind::kDot: return "dot";
+    case KernelKind::kSingle: return "single";
+  }
+  return "?";
+}
+
+FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop_fusible,
+                      const FusiblePredicate& reduce_fusible, const FusiblePredicate& dot_kernel) {
+  FusionPlan plan;
+  std::unordered_map<const ir::Instruction*, int> position;
+  std::unordered_map<const ir::Value*, std::vector<const ir::Instruction*>> users;
+  std::unordered_set<const ir::Value*> must_materialize;
+  const ir::Instruction* ret = entry.return_instruction();
+  for (const auto& inst : entry.instructions()) {
+    position[inst.get()] = static_cast<int>(position.size());
+    for (const ir::Value* v : inst->operands()) users[v].push_back(inst.get());
+    for (const ir::Computation* region : inst->regions()) {
+      std::vector<const ir::Value*> captured;
+      CollectCapturedValues(*region, captured);
+      must_materialize.insert(captured.begin(), captured.end());
+    }
+    if (inst->opcode() != Opcode::kConstant && inst->opcode() != Opcode::kReturn) {
+      ++plan.unfused_kernel_count;
+    }
+  }
+  if (ret != nullptr) {
+    for (const ir::Value* v : ret->operands()) must_materialize.insert(v);
+  }
+
+  // Walk backwards: each unassigned instruction roots a kernel that absorbs its producers.
+  std::unordered_map<const ir::Instruction*, std::unordered_set<int>> copies;  // duplicated
+  std::vector<std::vector<const ir::Instruction*>> members_of;
+  std::vector<KernelKind> kinds;
+  const auto& instructions = entry.instructions();
+  for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
+    const ir::Instruction* inst = it->get();
+    if (inst == ret || inst->opcode() == Opcode::kConstant || plan.kernel_of.contains(inst)) continue;
+    auto copied = copies.find(inst);
+    if (copied != copies.end()) {
+      // Recomputed inside its users' kernels; it needs its own kernel only if some reader does
+      // not recompute it.
+      bool needed = must_materialize.contains(inst->result());
+      for (const ir::Instruction* u : users[inst->result()]) {
+        auto k = plan.kernel_of.find(u);
+        if (k == plan.kernel_of.end() || !copied->second.contains(k->second)) needed = true;
+      }
+      if (!needed) {
+        plan.kernel_of[inst] = *copied->second.begin();
+        continue;
+      }
+    }
+    const int id = static_cast<int>(members_of.size());
+    KernelKind kind = KernelKind::kSingle;
+    if (reduce_fusible(*inst)) {
+      kind = KernelKind::kReduce;
+    } else if (loop_fusible(*inst)) {
+      kind = KernelKind::kLoop;
+    } else if (dot_kernel(*inst)) {
+      kind = KernelKind::kDot;
+    }
+    std::unordered_set<const ir::Instruction*> members = {inst};
+    plan.kernel_of[inst] = id;
+    // An instruction recomputed inside other kernels keeps its operands materialized (those
+    // kernels read them), so its own kernel absorbs nothing.
+    const bool recomputed_elsewhere = copied != copies.end();
+    if ((kind == KernelKind::kLoop || kind == KernelKind::kReduce) && !recomputed_elsewhere) {
+      // Work items: a value to absorb, and whether it is read by a recomputed (duplicated)
+      // instruction. Below a copy only duplicable producers may join: the copy's original may
+      // still get a kernel of its own, which must find its operands materialized.
+      // Below an expanding broadcast only index ops join: an elementwise producer there would be
+      // recomputed once per output element instead of once per operand element (rsqrt of a
+      // row statistic, recomputed for every element of the row), so it keeps a small kernel.
+      struct Item {
+        const ir::Value* value;
+        bool under_copy;
+        bool under_expand;
+      };
+      auto expanding = [](const ir::Instruction& i) {
+        return i.opcode() == Opcode::kBroadcastInDim && i.operand(0)->type().is_tensor() &&
+               i.operand(0)->type().shape().element_count() * 2 <=
+                   i.result()->type().shape().element_count();
+      };
+      std::vector<Item> work;
+      if (kind == KernelKind::kReduce) {
+        work.push_back({inst->operand(0), false, false});
+      } else {
+        for (const ir::Value* o : inst->operands()) work.push_back({o, false, expanding(*inst)});
+      }
+      while (!work.empty()) {
+        const Item item = work.back();
+        const ir::Value* v = item.value;
+        const bool under_copy = item.under_copy;
+        work.pop_back();
+        const ir::Instruction* p = v->producer();
+        if (p == nullptr || p->opcode() == Opcode::kConstant || members.contains(p)) continue;
+        if (v->owner() != &entry || p->num_results() != 1 || !loop_fusible(*p)) continue;
+        if (must_materialize.contains(v)) continue;
+        if (plan.kernel_of.contains(p)) continue;
+        if (item.under_expand && !Duplicable(*p) && p->opcode() != Opcode::kReshape) continue;
+        bool all_inside = !under_copy;
+        for (const ir::Instruction* u : users[v]) {
+          // A recomputed reader does not count: its original may be materialized elsewhere.
+          auto uc = copies.find(u);
+          const bool u_is_copy = uc != copies.end() && uc->second.contains(id);
+          all_inside = all_inside && members.contains(u) && !u_is_copy;
+        }
+        bool copy = false;
+        if (all_inside) {
+          plan.kernel_of[p] = id;
+        } else if (Duplicable(*p)) {
+          copies[p].insert(id);
+          copy = true;
+        } else {
+          continue;
+        }
+        members.insert(p);
+        const bool expands = expanding(*p);
+        for (const ir::Value* o : p->operands()) {
+          work.push_back({o, under_copy || copy, item.under_expand || expands});
+        }
+      }
+    }
+    std::vector<const ir::Instruction*> ordered(members.begin(), members.end());
+    std::sort(ordered.begin(), ordered.end(),
+              [&](const ir::Instruction* a, const ir::Instruction* b) {
+                return position[a] < position[b];
+              });
+    members_of.push_back(std::move(ordered));
+    kinds.push_back(kind);
+  }
+
+  // Kernels in root order (a valid schedule: inputs come from roots earlier in the program).
+  std::vector<int> order(members_of.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return position[members_of[a].back()] < position[members_of[b].back()];
+  });
+  std::vector<int> renumber(order.size());
+  for (size_t i = 0; i < order.size(); ++i) renumber[order[i]] = static_cast<int>(i);
+  for (auto& [inst, k] : plan.kernel_of) k = renumber[k];
+  for (int old : order) {
+    Kernel kernel;
+    kernel.kind = kinds[old];
+    kernel.instructions = std::move(members_of[old]);
+    std::unordered_set<const ir::Instruction*> inside(kernel.instructions.begin(),
+                                                      kernel.instructions.end());
+    std::unordered_set<const ir::Value*> seen;
+    const ir::Value* out = kernel.root()->num_results() > 0 ? kernel.root()->result(0) : nullptr;
+    const int64_t out_elements =
+        out != nullptr && out->type().is_tensor() ? out->type().shape().element_count() : 0;
+    for (const ir::Instruction* inst : kernel.instructions) {
+      for (const ir::Value* v : inst->operands()) {
+        if (v->producer() != nullptr && inside.contains(v->producer())) continue;
+        // A broadcast input is read once per output element by a loop kernel.
+        int64_t read = Bytes(v);
+        if (kernel.kind == KernelKind::kLoop && inst->opcode() == Opcode::kBroadcastInDim &&
+            v->type().is_tensor()) {
+          read = out_elements * ir::StorageBytes(v->type().element_type());
+        }
+        if (seen.insert(v).second) {
+          kernel.inputs.push_back(v);
+          kernel.bytes_minimum += Bytes(v);
+        }
+        kernel.bytes_moved += read;
+      }
+    }
+    for (size_t i = 0; i < kernel.root()->num_results(); ++i) {
+      kernel.bytes_moved += Bytes(kernel.root()->result(i));
+      kernel.bytes_minimum += Bytes(kernel.root()->result(i));
+    }
+    plan.kernels.push_back(std::move(kernel));
+  }
+  return plan;
+}
+
+std::string FusionPlan::ToDot(const std::string& name) const {
+  std::string out = absl::StrCat("digraph \"", name, "\" {\n  rankdir=TB;\n  node [shape=box];\n");
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kernel = kernels[k];
+    absl::StrAppend(&out, "  subgraph cluster_", k, " {\n    label=\"kernel ", k, " (",
+                    std::string(KernelKindName(kernel.kind)), ")\";\n");
+    for (const ir::Instruction* inst : kernel.instructions) {
+      absl::StrAppend(&out, "    i", absl::Hex(reinterpret_cast<uintptr_t>(inst)), " [label=\"",
+                      std::string(ir::OpcodeName(inst->opcode())), "\\n",
+                      inst->num_results() > 0 ? inst->result(0)->type().ToString() : "", "\"];\n");
+    }
+    absl::StrAppend(&out, "  }\n");
+    for (const ir::Instruction* inst : kernel.instructions) {
+      for (const ir::Value* v : inst->operands()) {
+        const ir::Instruction* p = v->producer();
+        if (p == nullptr || p->opcode() == Opcode::kConstant) continue;
+        absl::StrAppend(&out, "  i", absl::Hex(reinterpret_cast<uintptr_t>(p)), " -> i",
+                        absl::Hex(reinterpret_cast<uintptr_t>(inst)));
+        auto pk = kernel_of.find(p);
+        if (pk != kernel_of.end() && pk->second != static_cast<int>(k)) {
+          absl::StrAppend(&out, " [label=\"", Bytes(v), " B\", color=red]");
+        }
+        absl::StrAppend(&out, ";\n");
+      }
+    }
+  }
+  absl::StrAppend(&out, "}\n");
+  return out;
+}
+
+std::string FusionPlan::CostReport() const {
+  std::string out = "kernel  kind    instrs  root                  bytes_moved  bytes_min  ratio\n";
+  int64_t moved = 0, minimum = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kernel = kernels[k];
+    moved += kernel.bytes_moved;
+    minimum += kernel.bytes_minimum;
+    absl::StrAppend(&out, absl::StrFormat("%6d  %-6s  %6d  %-20s  %11d  %9d  %5.2f\n", k,
+                                          std::string(KernelKindName(kernel.kind)),
+                                          kernel.instructions.size(),
+                                          std::string(ir::OpcodeName(kernel.root()->opcode())),
+                                          kernel.bytes_moved, kernel.bytes_minimum,
+                                          kernel.bytes_minimum > 0
+                                              ? static_cast<double>(kernel.bytes_moved) /
+                                                    static_cast<double>(kernel.bytes_minimum)
+                                              : 1.0));
+  }
+  absl::StrAppend(&out, absl::StrFormat(
+                            "total: %d kernels (%d unfused instructions), %d bytes moved, %d "
+                            "minimum (ratio %.2f)\n",
+                            kernels.size(), unfused_kernel_count, moved, minimum,
+                            minimum > 0 ? static_cast<double>(moved) / minimum : 1.0));
+  return out;
+}
+
+}  // namespace ember::passes

@@ -1,0 +1,89 @@
+// Inlining: func.call (kCall) and composite (kComposite, through its decomposition function) are
+// replaced by a copy of the callee's body. Later passes and fusion then see one flat graph.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/passes/pass.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::passes {
+namespace {
+
+constexpr int kMaxRounds = 32;
+
+// A callee can be copied into a caller when its regions read no value of the callee itself
+// (such a region would still point at the callee's values after the copy) and the types line up.
+bool Inlinable(const ir::Instruction& call, const ir::Computation& caller) {
+  const ir::Computation* callee = call.callee();
+  if (callee == nullptr || callee == &caller) return false;
+  if (call.opcode() != ir::Opcode::kCall && call.opcode() != ir::Opcode::kComposite) return false;
+  if (callee->parameters().size() != call.operands().size()) return false;
+  const ir::Instruction* ret = callee->return_instruction();
+  if (ret == nullptr || ret->operands().size() != call.num_results()) return false;
+  for (size_t i = 0; i < call.operands().size(); ++i) {
+    if (callee->parameter(i)->type() != call.operand(i)->type()) return false;
+  }
+  for (const auto& instruction : callee->instructions()) {
+    for (const ir::Computation* region : instruction->regions()) {
+      std::vector<const ir::Value*> captured;
+      CollectCapturedValues(*region, captured);
+      for (const ir::Value* v : captured) {
+        if (v->owner() == callee) return false;
+      }
+    }
+  }
+  return true;
+}
+
+class InlinePass : public Pass {
+ public:
+  std::string name() const override { return "inline"; }
+
+  absl::StatusOr<bool> Run(ir::Module& module) override {
+    bool changed = false;
+    std::vector<ir::Computation*> computations;
+    for (const auto& c : module.computations()) computations.push_back(c.get());
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool round_changed = false;
+      for (ir::Computation* computation : computations) {
+        bool any = false;
+        for (const auto& instruction : computation->instructions()) {
+          if (Inlinable(*instruction, *computation)) any = true;
+        }
+        if (!any) continue;
+        round_changed = true;
+        EMBER_RETURN_IF_ERROR(RebuildComputation(
+            *computation,
+            [computation](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
+              if (!Inlinable(inst, *computation)) return false;
+              const ir::Computation& callee = *inst.callee();
+              ValueMap local;
+              for (size_t i = 0; i < inst.operands().size(); ++i) {
+                local[callee.parameter(i)] = b.Map(inst.operand(i));
+              }
+              for (const auto& body : callee.instructions()) {
+                if (body.get() == callee.return_instruction()) continue;
+                b.Clone(*body, &local, /*clone_regions=*/true);
+              }
+              const ir::Instruction* ret = callee.return_instruction();
+              for (size_t i = 0; i < inst.num_results(); ++i) {
+                ir::Value* v = ret->operand(i);
+                auto it = local.find(v);
+                b.SetMapping(inst.result(i), it != local.end() ? it->second : b.Map(v));
+              }
+              return true;
+            }));
+      }
+      changed = changed || round_changed;
+      if (!round_changed) break;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateInlinePass() { return std::make_unique<InlinePass>(); }
+
+}  // namespace ember::passes

@@ -1,0 +1,102 @@
+// The driver's optimizing pipeline for host programs: CompileProgram runs the passes, builds the
+// compiled host executable (the default) or the evaluator (EMBER_FLAGS=--host_backend=evaluator),
+// and with xla_dump_to / --dump_to writes the IR after each pass, the fusion plan, the cost report
+// and the buffer assignment under stable names.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "compiler/driver/compile_program.h"
+
+namespace ember::compiler {
+namespace {
+
+constexpr char kProgram[] = R"(
+func.func private @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.exponential %a : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = func.call @f(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = stablehlo.negate %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+})";
+
+absl::Span<const uint8_t> Bytes(const std::string& s) {
+  return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CompilePipelineTest : public ::testing::Test {
+ protected:
+  void TearDown() override { unsetenv("EMBER_FLAGS"); }
+};
+
+TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
+  unsetenv("EMBER_FLAGS");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ember_pipeline_dump_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  frontend::CompileOptions options;
+  options.env_option_overrides["xla_dump_to"] = dir.string();
+  const std::string text = kProgram;
+  auto program = CompileProgram("mlir", Bytes(text), options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->host->backend(), host::HostBackend::kCompiled);
+  EXPECT_EQ((*program)->host->kernel_count(), 1);  // exp and negate fused after inlining
+  const std::string fp = (*program)->fingerprint;
+  for (const char* suffix : {".input.mlir", ".imported.txt", ".01.inline.txt", ".02.algsimp.txt",
+                             ".03.constant_folding.txt", ".04.cse.txt", ".05.algsimp.txt",
+                             ".06.dce.txt", ".fusion.dot", ".cost.txt", ".buffers.txt"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / (fp + suffix))) << fp + suffix;
+  }
+  EXPECT_FALSE(absl::StrContains(ReadFile(dir / (fp + ".01.inline.txt")), "call("));
+  EXPECT_TRUE(absl::StrContains(ReadFile(dir / (fp + ".fusion.dot")), "digraph"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(dir / (fp + ".cost.txt")), "total: 1 kernels"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(dir / (fp + ".buffers.txt")), "output index=0"));
+  // The signature is the program as sent.
+  ASSERT_EQ((*program)->parameter_types.size(), 1u);
+  EXPECT_EQ((*program)->parameter_types[0].ToString(), "tensor<8xf32>");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
+  setenv("EMBER_FLAGS", "--host_backend=evaluator", 1);
+  const std::string text = kProgram;
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->host->backend(), host::HostBackend::kEvaluator);
+  // The evaluator runs the program as imported: the call is still there.
+  EXPECT_TRUE(absl::StrContains((*program)->module->ToString(), "call("));
+  std::vector<host::EvalValue> args;
+  args.push_back(host::EvalValue::Array(
+      ir::Literal::FromValues<float>({8}, std::vector<float>{0, 1, 2, 3, -1, -2, 0.5f, 4}).value()));
+  auto out = (*program)->host->Run(std::move(args), host::EvalOptions{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].array.data<float>().value()[1], -static_cast<float>(std::exp(1.0)));
+}
+
+TEST_F(CompilePipelineTest, UnknownBackendIsAnError) {
+  setenv("EMBER_FLAGS", "--host_backend=fast", 1);
+  const std::string text = kProgram;
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  ASSERT_FALSE(program.ok());
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "host_backend")) << program.status();
+}
+
+}  // namespace
+}  // namespace ember::compiler

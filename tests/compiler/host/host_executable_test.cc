@@ -1,0 +1,331 @@
+// The compiled host path (passes + fusion plan + fast kernels + buffer assignment) against the
+// reference evaluator on the same programs and random inputs. Everything but dot_general must
+// agree bit for bit: fused kernels use the evaluator's element functions and accumulation order.
+// dot_general goes through Eigen, which reassociates the sums: those results are compared with
+// a relative tolerance of 1e-5 (f32) / 1e-12 (f64) of the sum of |products|.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/import/import.h"
+#include "compiler/frontend/text/mlir_text_parser.h"
+#include "compiler/host/evaluator.h"
+#include "compiler/host/host_executable.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pass.h"
+
+namespace ember::host {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto tree = frontend::ParseMlirText(text, "test.mlir");
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  if (!tree.ok()) return nullptr;
+  auto module = frontend::ImportModule(**tree);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return nullptr;
+  EXPECT_TRUE(ir::Verify(**module).ok());
+  return *std::move(module);
+}
+
+std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<EvalValue> args;
+  for (const auto& p : entry.parameters()) {
+    ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
+    switch (p->type().element_type()) {
+      case ir::ElementType::kF32: {
+        std::uniform_real_distribution<float> d(-3, 3);
+        for (float& x : lit.mutable_data<float>().value()) x = d(rng);
+        break;
+      }
+      case ir::ElementType::kF64: {
+        std::uniform_real_distribution<double> d(-3, 3);
+        for (double& x : lit.mutable_data<double>().value()) x = d(rng);
+        break;
+      }
+      case ir::ElementType::kS32: {
+        std::uniform_int_distribution<int32_t> d(-1000, 1000);
+        for (int32_t& x : lit.mutable_data<int32_t>().value()) x = d(rng);
+        break;
+      }
+      case ir::ElementType::kS64: {
+        std::uniform_int_distribution<int64_t> d(-(int64_t{1} << 40), int64_t{1} << 40);
+        for (int64_t& x : lit.mutable_data<int64_t>().value()) x = d(rng);
+        break;
+      }
+      case ir::ElementType::kPred: {
+        std::uniform_int_distribution<int> d(0, 1);
+        for (uint8_t& b : lit.mutable_bytes()) b = static_cast<uint8_t>(d(rng));
+        break;
+      }
+      default:
+        ADD_FAILURE() << "no random generator for " << p->type().ToString();
+    }
+    args.push_back(EvalValue::Array(std::move(lit)));
+  }
+  return args;
+}
+
+struct Outcome {
+  std::vector<EvalValue> values;
+  int64_t kernels = 0;
+  HostBackend backend = HostBackend::kEvaluator;
+};
+
+Outcome RunBackend(const std::string& text, HostBackend backend, uint32_t seed) {
+  Outcome outcome;
+  std::unique_ptr<ir::Module> module = Parse(text);
+  if (module == nullptr) return outcome;
+  if (backend == HostBackend::kCompiled) {
+    passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
+    auto changed = pipeline.Run(*module);
+    EXPECT_TRUE(changed.ok()) << changed.status();
+  }
+  auto exe = HostExecutable::Compile(*module->entry(), backend);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  if (!exe.ok()) return outcome;
+  outcome.kernels = (*exe)->kernel_count();
+  outcome.backend = (*exe)->backend();
+  // Twice: the second run reuses the first run's arena.
+  for (int run = 0; run < 2; ++run) {
+    auto out = (*exe)->Run(RandomArgs(*module->entry(), seed), EvalOptions{});
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return outcome;
+    outcome.values = *std::move(out);
+  }
+  return outcome;
+}
+
+// Compiles `text` both ways and compares. `dot_tolerance`: compare approximately.
+Outcome ExpectSameResults(const std::string& text, bool dot_tolerance = false, uint32_t seed = 11) {
+  Outcome want = RunBackend(text, HostBackend::kEvaluator, seed);
+  Outcome got = RunBackend(text, HostBackend::kCompiled, seed);
+  EXPECT_EQ(got.backend, HostBackend::kCompiled);
+  EXPECT_EQ(want.values.size(), got.values.size());
+  for (size_t i = 0; i < want.values.size() && i < got.values.size(); ++i) {
+    const ir::Literal& a = want.values[i].array;
+    const ir::Literal& b = got.values[i].array;
+    EXPECT_TRUE(a.shape() == b.shape()) << a.shape().ToString() << " vs " << b.shape().ToString();
+    if (!(a.shape() == b.shape())) continue;
+    if (!dot_tolerance) {
+      EXPECT_TRUE(a == b) << "result " << i << "\nevaluator: " << a.ToString()
+                          << "\ncompiled:  " << b.ToString();
+      continue;
+    }
+    auto x = a.data<float>().value();
+    auto y = b.data<float>().value();
+    for (size_t j = 0; j < x.size(); ++j) {
+      EXPECT_NEAR(x[j], y[j], 1e-4 * (1 + std::fabs(x[j]))) << "result " << i << " element " << j;
+    }
+  }
+  return got;
+}
+
+TEST(HostExecutableTest, ElementwiseChainIsOneKernel) {
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<37x129xf32>, %y: tensor<37x129xf32>) -> tensor<37x129xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<37x129xf32>
+  %1 = stablehlo.exponential %0 : tensor<37x129xf32>
+  %2 = stablehlo.tanh %1 : tensor<37x129xf32>
+  %3 = stablehlo.subtract %2, %x : tensor<37x129xf32>
+  %4 = stablehlo.maximum %3, %y : tensor<37x129xf32>
+  %5 = stablehlo.log_plus_one %4 : tensor<37x129xf32>
+  %6 = stablehlo.divide %5, %y : tensor<37x129xf32>
+  return %6 : tensor<37x129xf32>
+})");
+  EXPECT_EQ(o.kernels, 1);
+}
+
+TEST(HostExecutableTest, BroadcastTransposeSliceIotaSelect) {
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<64x48xf32>, %b: tensor<48xf32>, %c: tensor<48x64xf32>) -> tensor<30x48xf32> {
+  %0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<48xf32>) -> tensor<64x48xf32>
+  %1 = stablehlo.add %x, %0 : tensor<64x48xf32>
+  %2 = stablehlo.transpose %c, dims = [1, 0] : (tensor<48x64xf32>) -> tensor<64x48xf32>
+  %3 = stablehlo.multiply %1, %2 : tensor<64x48xf32>
+  %4 = stablehlo.slice %3 [3:63:2, 0:48] : (tensor<64x48xf32>) -> tensor<30x48xf32>
+  %5 = stablehlo.iota dim = 0 : tensor<30x48xi32>
+  %6 = stablehlo.convert %5 : (tensor<30x48xi32>) -> tensor<30x48xf32>
+  %7 = stablehlo.compare GT, %4, %6 : (tensor<30x48xf32>, tensor<30x48xf32>) -> tensor<30x48xi1>
+  %8 = stablehlo.negate %4 : tensor<30x48xf32>
+  %9 = stablehlo.select %7, %4, %8 : tensor<30x48xi1>, tensor<30x48xf32>
+  return %9 : tensor<30x48xf32>
+})");
+  EXPECT_EQ(o.kernels, 1);
+}
+
+TEST(HostExecutableTest, Reductions) {
+  ExpectSameResults(R"(
+func.func @main(%x: tensor<33x70x5xf32>) -> (tensor<33xf32>, tensor<70xf32>, tensor<f32>, tensor<33x5xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<33x70x5xf32>
+  %0 = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<33xf32>
+  %1 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [0, 2] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<70xf32>
+  %2 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<f32>
+  %3 = stablehlo.reduce(%e init: %ninf) applies stablehlo.minimum across dimensions = [1] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<33x5xf32>
+  return %0, %1, %2, %3 : tensor<33xf32>, tensor<70xf32>, tensor<f32>, tensor<33x5xf32>
+})");
+}
+
+TEST(HostExecutableTest, LargeRowReductionSplitsAcrossThreads) {
+  ExpectSameResults(R"(
+func.func @main(%x: tensor<256x1024xf32>, %y: tensor<256x1024xf32>) -> tensor<256xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.multiply %x, %y : tensor<256x1024xf32>
+  %1 = stablehlo.reduce(%0 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<256x1024xf32>, tensor<f32>) -> tensor<256xf32>
+  return %1 : tensor<256xf32>
+})");
+}
+
+TEST(HostExecutableTest, IntegersAndPredicates) {
+  ExpectSameResults(R"(
+func.func @main(%a: tensor<17x9xi32>, %b: tensor<17x9xi32>, %p: tensor<17x9xi1>, %l: tensor<17x9xi64>) -> (tensor<17x9xi32>, tensor<17x9xi1>, tensor<9xi64>, tensor<17x9xf64>) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %0 = stablehlo.multiply %a, %b : tensor<17x9xi32>
+  %1 = stablehlo.subtract %0, %a : tensor<17x9xi32>
+  %2 = stablehlo.maximum %1, %b : tensor<17x9xi32>
+  %3 = stablehlo.abs %2 : tensor<17x9xi32>
+  %4 = stablehlo.compare LT, %a, %b, SIGNED : (tensor<17x9xi32>, tensor<17x9xi32>) -> tensor<17x9xi1>
+  %5 = stablehlo.xor %4, %p : tensor<17x9xi1>
+  %6 = stablehlo.not %5 : tensor<17x9xi1>
+  %7 = stablehlo.convert %a : (tensor<17x9xi32>) -> tensor<17x9xi64>
+  %8 = stablehlo.add %7, %l : tensor<17x9xi64>
+  %9 = stablehlo.reduce(%8 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<17x9xi64>, tensor<i64>) -> tensor<9xi64>
+  %10 = stablehlo.convert %8 : (tensor<17x9xi64>) -> tensor<17x9xf64>
+  %11 = stablehlo.sqrt %10 : tensor<17x9xf64>
+  return %3, %6, %9, %11 : tensor<17x9xi32>, tensor<17x9xi1>, tensor<9xi64>, tensor<17x9xf64>
+})");
+}
+
+TEST(HostExecutableTest, DotGeneralVariants) {
+  ExpectSameResults(R"(
+func.func @main(%a: tensor<100x784xf32>, %w: tensor<784x10xf32>, %g: tensor<100x10xf32>, %p: tensor<4x8x16xf32>, %q: tensor<4x32x16xf32>, %r: tensor<16x3x5xf32>, %s: tensor<5x16x7xf32>) -> (tensor<100x10xf32>, tensor<10x784xf32>, tensor<4x8x32xf32>, tensor<3x7xf32>) {
+  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<100x784xf32>, tensor<784x10xf32>) -> tensor<100x10xf32>
+  %1 = stablehlo.dot_general %g, %a, contracting_dims = [0] x [0] : (tensor<100x10xf32>, tensor<100x784xf32>) -> tensor<10x784xf32>
+  %2 = stablehlo.dot_general %p, %q, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<4x8x16xf32>, tensor<4x32x16xf32>) -> tensor<4x8x32xf32>
+  %3 = stablehlo.dot_general %r, %s, contracting_dims = [0, 2] x [1, 0] : (tensor<16x3x5xf32>, tensor<5x16x7xf32>) -> tensor<3x7xf32>
+  return %0, %1, %2, %3 : tensor<100x10xf32>, tensor<10x784xf32>, tensor<4x8x32xf32>, tensor<3x7xf32>
+})", /*dot_tolerance=*/true);
+}
+
+TEST(HostExecutableTest, SoftmaxTrainingStepLikeMainJob) {
+  // Everything but the dots bit for bit is checked above; here the whole step with dots.
+  Outcome o = ExpectSameResults(R"(
+func.func private @log_softmax(%0: tensor<100x10xf32>) -> (tensor<100x10xf32>, tensor<100x1xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %3 = stablehlo.reduce(%0 init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<100x10xf32>, tensor<f32>) -> tensor<100xf32>
+  %6 = stablehlo.broadcast_in_dim %3, dims = [0] : (tensor<100xf32>) -> tensor<100x1xf32>
+  %7 = stablehlo.broadcast_in_dim %6, dims = [0, 1] : (tensor<100x1xf32>) -> tensor<100x10xf32>
+  %8 = stablehlo.subtract %0, %7 : tensor<100x10xf32>
+  %9 = stablehlo.exponential %8 : tensor<100x10xf32>
+  %10 = stablehlo.reduce(%9 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<100x10xf32>, tensor<f32>) -> tensor<100xf32>
+  %11 = stablehlo.broadcast_in_dim %10, dims = [0] : (tensor<100xf32>) -> tensor<100x1xf32>
+  return %9, %11 : tensor<100x10xf32>, tensor<100x1xf32>
+}
+func.func @main(%w: tensor<784x10xf32>, %b: tensor<10xf32>, %x: tensor<100x784xf32>, %y: tensor<100x10xf32>) -> (tensor<784x10xf32>, tensor<10xf32>) {
+  %half = stablehlo.constant dense<0.5> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %8 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<100x784xf32>, tensor<784x10xf32>) -> tensor<100x10xf32>
+  %9 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<10xf32>) -> tensor<1x10xf32>
+  %10 = stablehlo.broadcast_in_dim %9, dims = [0, 1] : (tensor<1x10xf32>) -> tensor<100x10xf32>
+  %11 = stablehlo.add %8, %10 : tensor<100x10xf32>
+  %12:2 = func.call @log_softmax(%11) : (tensor<100x10xf32>) -> (tensor<100x10xf32>, tensor<100x1xf32>)
+  %13 = stablehlo.broadcast_in_dim %12#1, dims = [0, 1] : (tensor<100x1xf32>) -> tensor<100x10xf32>
+  %14 = stablehlo.divide %12#0, %13 : tensor<100x10xf32>
+  %15 = stablehlo.subtract %14, %y : tensor<100x10xf32>
+  %20 = stablehlo.reduce(%15 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<100x10xf32>, tensor<f32>) -> tensor<10xf32>
+  %23 = stablehlo.dot_general %15, %x, contracting_dims = [0] x [0] : (tensor<100x10xf32>, tensor<100x784xf32>) -> tensor<10x784xf32>
+  %24 = stablehlo.transpose %23, dims = [1, 0] : (tensor<10x784xf32>) -> tensor<784x10xf32>
+  %25 = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) -> tensor<784x10xf32>
+  %26 = stablehlo.multiply %25, %24 : tensor<784x10xf32>
+  %27 = stablehlo.subtract %w, %26 : tensor<784x10xf32>
+  %28 = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) -> tensor<10xf32>
+  %29 = stablehlo.multiply %28, %20 : tensor<10xf32>
+  %30 = stablehlo.subtract %b, %29 : tensor<10xf32>
+  return %27, %30 : tensor<784x10xf32>, tensor<10xf32>
+})", /*dot_tolerance=*/true);
+  // dot | bias add | reduce max | exp(x - max) | reduce sum | exp/sum - y | reduce over batch |
+  // dot | w update (transpose fused) | b update.
+  EXPECT_EQ(o.kernels, 10);
+}
+
+TEST(HostExecutableTest, FallbackOpsRunThroughTheOpTable) {
+  // sort, concatenate and while are not fast kernels: they run through the op table, mixed
+  // with fused kernels before and after.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tensor<40xf32>) {
+  %0 = stablehlo.exponential %x : tensor<40xf32>
+  %1 = "stablehlo.sort"(%0) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<40xf32>) -> tensor<40xf32>
+  %2 = stablehlo.negate %y : tensor<24xf32>
+  %3 = stablehlo.concatenate %1, %2, dim = 0 : (tensor<40xf32>, tensor<24xf32>) -> tensor<64xf32>
+  %4 = stablehlo.multiply %3, %3 : tensor<64xf32>
+  %init = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %init, %v = %x) : tensor<i32>, tensor<40xf32>
+    cond {
+      %lim = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %lim : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      %s = stablehlo.sine %v : tensor<40xf32>
+      stablehlo.return %n, %s : tensor<i32>, tensor<40xf32>
+    }
+  return %4, %w#1 : tensor<64xf32>, tensor<40xf32>
+})");
+  EXPECT_GE(o.kernels, 5);
+}
+
+TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
+  // %b is recomputed inside the reduction kernel and also needed by concatenate (an op-table
+  // kernel), so it gets a kernel of its own, which must find %a materialized (found by the JAX
+  // battery's gather_take: the plan once fused %a into the reduction only).
+  ExpectSameResults(R"(
+func.func @main(%i: tensor<4xi32>) -> (tensor<4xi32>, tensor<4x2xi32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %a = stablehlo.add %i, %i : tensor<4xi32>
+  %b = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<4xi32>) -> tensor<4x1xi32>
+  %c = stablehlo.multiply %b, %b : tensor<4x1xi32>
+  %r = stablehlo.reduce(%c init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x1xi32>, tensor<i32>) -> tensor<4xi32>
+  %g = stablehlo.concatenate %b, %b, dim = 1 : (tensor<4x1xi32>, tensor<4x1xi32>) -> tensor<4x2xi32>
+  return %r, %g : tensor<4xi32>, tensor<4x2xi32>
+})");
+}
+
+TEST(HostExecutableTest, ReturnsParametersConstantsAndDuplicates) {
+  ExpectSameResults(R"(
+func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>) {
+  %c = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %0 = stablehlo.exponential %x : tensor<3xf32>
+  return %0, %x, %c, %0 : tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>
+})");
+}
+
+TEST(HostExecutableTest, RejectsWrongArgumentsWithAnError) {
+  std::unique_ptr<ir::Module> module = Parse(R"(
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.exponential %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto exe = HostExecutable::Compile(*module->entry());
+  ASSERT_TRUE(exe.ok());
+  std::vector<EvalValue> args;
+  args.push_back(EvalValue::Array(ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {4}).value()).value()));
+  auto out = (*exe)->Run(std::move(args), EvalOptions{});
+  EXPECT_FALSE(out.ok());
+}
+
+}  // namespace
+}  // namespace ember::host

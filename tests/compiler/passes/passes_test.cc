@@ -1,0 +1,371 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "compiler/frontend/import/import.h"
+#include "compiler/frontend/text/mlir_text_parser.h"
+#include "compiler/host/evaluator.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
+#include "compiler/passes/pass.h"
+
+namespace ember::passes {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto tree = frontend::ParseMlirText(text, "test.mlir");
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  if (!tree.ok()) return nullptr;
+  auto module = frontend::ImportModule(**tree);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return nullptr;
+  EXPECT_TRUE(ir::Verify(**module).ok());
+  return *std::move(module);
+}
+
+// Random arguments for the entry's parameters (f32 in [-2, 2], integers in [-50, 50]).
+std::vector<host::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<host::EvalValue> args;
+  for (const auto& p : entry.parameters()) {
+    ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
+    if (p->type().element_type() == ir::ElementType::kF32) {
+      std::uniform_real_distribution<float> d(-2, 2);
+      for (float& x : lit.mutable_data<float>().value()) x = d(rng);
+    } else if (p->type().element_type() == ir::ElementType::kS32) {
+      std::uniform_int_distribution<int32_t> d(-50, 50);
+      for (int32_t& x : lit.mutable_data<int32_t>().value()) x = d(rng);
+    }
+    args.push_back(host::EvalValue::Array(std::move(lit)));
+  }
+  return args;
+}
+
+std::vector<host::EvalValue> Evaluate(const ir::Module& module, uint32_t seed) {
+  host::Evaluator evaluator;
+  auto out = evaluator.Run(*module.entry(), RandomArgs(*module.entry(), seed));
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : std::vector<host::EvalValue>{};
+}
+
+int CountOps(const ir::Computation& c, ir::Opcode opcode) {
+  int n = 0;
+  for (const auto& inst : c.instructions()) n += inst->opcode() == opcode;
+  return n;
+}
+
+// Runs `pass` on the program and checks the results did not change (bit for bit).
+std::unique_ptr<ir::Module> RunPassChecked(const std::string& text, std::unique_ptr<Pass> pass,
+                                           bool expect_changed = true) {
+  std::unique_ptr<ir::Module> module = Parse(text);
+  if (module == nullptr) return nullptr;
+  std::vector<host::EvalValue> before = Evaluate(*module, 7);
+  absl::StatusOr<bool> changed = pass->Run(*module);
+  EXPECT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(changed.value_or(false), expect_changed) << module->ToString();
+  absl::Status verified = ir::Verify(*module);
+  EXPECT_TRUE(verified.ok()) << verified << "\n" << module->ToString();
+  std::vector<host::EvalValue> after = Evaluate(*module, 7);
+  EXPECT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    EXPECT_TRUE(before[i].array == after[i].array)
+        << "result " << i << ": " << before[i].array.ToString() << " vs " << after[i].array.ToString();
+  }
+  return module;
+}
+
+TEST(PassesTest, InlineCall) {
+  auto m = RunPassChecked(R"(
+func.func private @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  %1 = stablehlo.multiply %0, %a : tensor<4xf32>
+  return %1, %0 : tensor<4xf32>, tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0:2 = func.call @f(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %1:2 = func.call @f(%0#0, %0#1) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %2 = stablehlo.subtract %1#0, %1#1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+})", CreateInlinePass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kCall), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kAdd), 2);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kMultiply), 2);
+  // The callee is untouched.
+  EXPECT_EQ(m->FindFunction("f")->instructions().size(), 3u);
+}
+
+TEST(PassesTest, InlineNestedCallsAndComposite) {
+  auto m = RunPassChecked(R"(
+func.func private @g(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.exponential %a : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @f(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @g(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = stablehlo.negate %0 : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "stablehlo.composite"(%x) {name = "my.op", decomposition = @f} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})", CreateInlinePass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kComposite), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kCall), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kExponential), 1);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kNegate), 1);
+}
+
+TEST(PassesTest, InlineCopiesRegionsOfTheCallee) {
+  // An op region belongs to one op: each inlined reduce gets its own copy of the body.
+  auto m = RunPassChecked(R"(
+func.func private @sum(%a: tensor<4x3xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x3xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @main(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<4xf32> {
+  %0 = func.call @sum(%x) : (tensor<4x3xf32>) -> tensor<4xf32>
+  %1 = func.call @sum(%y) : (tensor<4x3xf32>) -> tensor<4xf32>
+  %2 = stablehlo.subtract %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+})", CreateInlinePass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kReduce), 2);
+  std::vector<const ir::Computation*> bodies;
+  for (const auto& inst : m->entry()->instructions()) {
+    if (inst->opcode() == ir::Opcode::kReduce) bodies.push_back(inst->regions()[0]);
+  }
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_NE(bodies[0], bodies[1]);
+}
+
+TEST(PassesTest, DceRemovesUnusedChainsKeepsUsed) {
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %0 = stablehlo.exponential %x : tensor<5xf32>
+  %1 = stablehlo.log %0 : tensor<5xf32>
+  %2 = stablehlo.negate %x : tensor<5xf32>
+  return %2 : tensor<5xf32>
+})", CreateDcePass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kExponential), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kLog), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kNegate), 1);
+  auto again = CreateDcePass()->Run(*m);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+}
+
+TEST(PassesTest, CseMergesEqualInstructionsOnly) {
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<5xf32>, tensor<5xf32>) {
+  %c0 = stablehlo.constant dense<2.0> : tensor<5xf32>
+  %c1 = stablehlo.constant dense<2.0> : tensor<5xf32>
+  %c2 = stablehlo.constant dense<3.0> : tensor<5xf32>
+  %0 = stablehlo.multiply %x, %c0 : tensor<5xf32>
+  %1 = stablehlo.multiply %x, %c1 : tensor<5xf32>
+  %2 = stablehlo.multiply %x, %c2 : tensor<5xf32>
+  %3 = stablehlo.add %0, %y : tensor<5xf32>
+  %4 = stablehlo.add %1, %y : tensor<5xf32>
+  %5 = stablehlo.add %3, %2 : tensor<5xf32>
+  return %5, %4 : tensor<5xf32>, tensor<5xf32>
+})", CreateCsePass());
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(CreateDcePass()->Run(*m).ok());
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kConstant), 2);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kMultiply), 2);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kAdd), 2);
+}
+
+TEST(PassesTest, AlgebraicSimplifierExactRewrites) {
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>) {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %izero = stablehlo.constant dense<0> : tensor<2x3xi32>
+  %b1 = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %b0 = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %0 = stablehlo.multiply %x, %b1 : tensor<2x3xf32>
+  %1 = stablehlo.subtract %0, %b0 : tensor<2x3xf32>
+  %2 = stablehlo.reshape %1 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = stablehlo.transpose %2, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = stablehlo.convert %3 : tensor<2x3xf32>
+  %5 = stablehlo.add %i, %izero : tensor<2x3xi32>
+  %6 = stablehlo.add %x, %b0 : tensor<2x3xf32>
+  return %4, %5, %6 : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>
+})", CreateAlgebraicSimplifierPass());
+  ASSERT_NE(m, nullptr);
+  const ir::Instruction* ret = m->entry()->return_instruction();
+  EXPECT_TRUE(ret->operand(0)->is_parameter());
+  EXPECT_TRUE(ret->operand(1)->is_parameter());
+  // x + (+0.0) is not x for x = -0.0: kept.
+  EXPECT_FALSE(ret->operand(2)->is_parameter());
+}
+
+TEST(PassesTest, AlgebraicSimplifierComposesBroadcasts) {
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  %0 = stablehlo.broadcast_in_dim %x, dims = [0] : (tensor<3xf32>) -> tensor<3x4xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [1, 2] : (tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  return %1 : tensor<2x3x4xf32>
+})", CreateAlgebraicSimplifierPass());
+  ASSERT_NE(m, nullptr);
+  const ir::Instruction* root = m->entry()->return_instruction()->operand(0)->producer();
+  ASSERT_NE(root, nullptr);
+  EXPECT_TRUE(root->operand(0)->is_parameter());
+  EXPECT_EQ(root->attribute("broadcast_dimensions")->ints, (std::vector<int64_t>{1}));
+}
+
+TEST(PassesTest, ConstantFoldingFoldsSmallKeepsBroadcasts) {
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = stablehlo.constant dense<1.0> : tensor<f32>
+  %b = stablehlo.constant dense<100.0> : tensor<f32>
+  %0 = stablehlo.negate %a : tensor<f32>
+  %1 = stablehlo.divide %0, %b : tensor<f32>
+  %2 = stablehlo.broadcast_in_dim %1, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %3 = stablehlo.multiply %x, %2 : tensor<4xf32>
+  return %3 : tensor<4xf32>
+})", CreateConstantFoldingPass());
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(CreateDcePass()->Run(*m).ok());
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kNegate), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kDivide), 0);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kBroadcastInDim), 1);
+  EXPECT_TRUE(absl::StrContains(m->ToString(), "-0.01")) << m->ToString();
+}
+
+TEST(PassesTest, PipelineReportsEachPass) {
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func private @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.exponential %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = stablehlo.add %0, %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  std::vector<host::EvalValue> before = Evaluate(*m, 3);
+  PassPipeline pipeline = CreateDefaultPipeline();
+  std::vector<std::string> names;
+  pipeline.set_after_pass([&](int index, const std::string& name, bool, const ir::Module&) {
+    EXPECT_EQ(index, static_cast<int>(names.size()));
+    names.push_back(name);
+    return absl::OkStatus();
+  });
+  auto changed = pipeline.Run(*m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(names.size(), pipeline.passes().size());
+  EXPECT_EQ(names.front(), "inline");
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kExponential), 1);  // CSE after inlining
+  std::vector<host::EvalValue> after = Evaluate(*m, 3);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_TRUE(before[0].array == after[0].array);
+}
+
+// Plan predicates for the tests: the elementwise / shape ops fuse, reduce is a reduction root,
+// dot_general a dot kernel.
+bool TestLoopFusible(const ir::Instruction& inst) {
+  switch (inst.opcode()) {
+    case ir::Opcode::kAdd:
+    case ir::Opcode::kMultiply:
+    case ir::Opcode::kExponential:
+    case ir::Opcode::kNegate:
+    case ir::Opcode::kBroadcastInDim:
+    case ir::Opcode::kTranspose:
+    case ir::Opcode::kReshape:
+      return true;
+    default:
+      return false;
+  }
+}
+bool TestReduceFusible(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kReduce; }
+bool TestDot(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kDotGeneral; }
+
+TEST(FusionPlanTest, LoopReduceDotAndSingleKernels) {
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> (tensor<8xf32>, tensor<8x4xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<8x4xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x4xf32>
+  %3 = stablehlo.exponential %2 : tensor<8x4xf32>
+  %4 = stablehlo.negate %3 : tensor<8x4xf32>
+  %5 = stablehlo.reduce(%4 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %6 = stablehlo.multiply %2, %1 : tensor<8x4xf32>
+  %7 = "stablehlo.sort"(%6) ({
+  ^bb0(%a: tensor<f32>, %c: tensor<f32>):
+    %8 = stablehlo.compare GT, %a, %c : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %8 : tensor<i1>
+  }) {dimension = 1 : i64, is_stable = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %5, %7 : tensor<8xf32>, tensor<8x4xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = PlanFusion(*m->entry(), TestLoopFusible, TestReduceFusible, TestDot);
+  // dot | add (shared by two kernels, so materialized) | reduce(neg(exp(add))) | multiply | sort
+  ASSERT_EQ(plan.kernels.size(), 5u) << plan.CostReport();
+  EXPECT_EQ(plan.kernels[0].kind, KernelKind::kDot);
+  EXPECT_EQ(plan.kernels[1].kind, KernelKind::kLoop);
+  EXPECT_EQ(plan.kernels[1].root()->opcode(), ir::Opcode::kAdd);
+  EXPECT_EQ(plan.kernels[1].instructions.size(), 2u);  // add + broadcast
+  EXPECT_EQ(plan.kernels[2].kind, KernelKind::kReduce);
+  EXPECT_EQ(plan.kernels[2].instructions.size(), 3u);  // exp, negate, reduce
+  EXPECT_EQ(plan.kernels[3].kind, KernelKind::kLoop);
+  EXPECT_EQ(plan.kernels[3].instructions.size(), 2u);  // multiply + its own broadcast copy
+  EXPECT_EQ(plan.kernels[4].kind, KernelKind::kSingle);
+  EXPECT_EQ(plan.unfused_kernel_count, 8);
+  // Reduce kernel: reads the add result (128 B) and the init scalar, writes 32 B.
+  EXPECT_EQ(plan.kernels[2].bytes_minimum, 128 + 4 + 32);
+  // The broadcast input of a loop kernel is counted once per output element.
+  EXPECT_EQ(plan.kernels[1].bytes_moved, 128 + 128 + 128);
+  EXPECT_EQ(plan.kernels[1].bytes_minimum, 128 + 16 + 128);
+  const std::string dot = plan.ToDot("main");
+  EXPECT_TRUE(absl::StrContains(dot, "cluster_4")) << dot;
+  EXPECT_TRUE(absl::StrContains(plan.CostReport(), "total: 5 kernels")) << plan.CostReport();
+
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  const ir::Instruction* ret = m->entry()->return_instruction();
+  EXPECT_EQ(buffers.slots.at(ret->operand(0)).kind, BufferSlot::Kind::kOutput);
+  EXPECT_EQ(buffers.slots.at(ret->operand(1)).kind, BufferSlot::Kind::kOutput);
+  EXPECT_EQ(buffers.slots.at(m->entry()->parameter(1)).kind, BufferSlot::Kind::kParameter);
+  // Temporaries: dot (128 B, dead after kernel 1), add (128 B, dead after kernel 3) and
+  // multiply (128 B, from kernel 3): the multiply takes the dot's slot.
+  const BufferSlot& dot_slot = buffers.slots.at(plan.kernels[0].root()->result());
+  const BufferSlot& mul_slot = buffers.slots.at(plan.kernels[3].root()->result());
+  EXPECT_EQ(dot_slot.kind, BufferSlot::Kind::kArena);
+  EXPECT_EQ(mul_slot.offset, dot_slot.offset);
+  EXPECT_EQ(buffers.arena_bytes, 256);
+  EXPECT_EQ(buffers.arena_bytes_no_reuse, 384);
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()), "arena: 256 bytes"));
+}
+
+TEST(FusionPlanTest, ElementwiseBelowAnExpandingBroadcastKeepsItsOwnKernel) {
+  // exp of a row statistic feeds a broadcast to the full shape: fusing it would compute exp
+  // 64 times per row element instead of once per row.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<16x64xf32>, %s: tensor<16xf32>) -> tensor<16x64xf32> {
+  %0 = stablehlo.exponential %s : tensor<16xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<16xf32>) -> tensor<16x64xf32>
+  %2 = stablehlo.multiply %x, %1 : tensor<16x64xf32>
+  return %2 : tensor<16x64xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = PlanFusion(*m->entry(), TestLoopFusible, TestReduceFusible, TestDot);
+  ASSERT_EQ(plan.kernels.size(), 2u) << plan.CostReport();
+  EXPECT_EQ(plan.kernels[0].root()->opcode(), ir::Opcode::kExponential);
+  EXPECT_EQ(plan.kernels[1].instructions.size(), 2u);  // broadcast + multiply
+}
+
+}  // namespace
+}  // namespace ember::passes
