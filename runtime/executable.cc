@@ -1,12 +1,18 @@
 #include "runtime/executable.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "compiler/host/collective_hooks.h"
 #include "compiler/host/evaluator.h"
 #include "runtime/host_layout.h"
+#include "runtime/spmd_program.h"
 
 namespace ember::runtime {
 namespace {
@@ -28,16 +34,116 @@ absl::StatusOr<ir::Literal> ReadLiteral(const ir::ValueType& type, Device* devic
   return literal;
 }
 
+absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
+                          const std::vector<std::shared_ptr<DeviceAllocation>>& out) {
+  if (results.size() != out.size()) {
+    return absl::InternalError(
+        absl::StrCat("the program returned ", results.size(), " values, expected ", out.size()));
+  }
+  for (size_t r = 0; r < results.size(); ++r) {
+    const auto bytes = results[r].bytes();
+    if (bytes.size() != out[r]->memory().size) {
+      return absl::InternalError(absl::StrCat("result ", r, " has ", bytes.size(),
+                                              " bytes, expected ", out[r]->memory().size));
+    }
+    if (!bytes.empty()) {
+      EMBER_RETURN_IF_ERROR(
+          device->executor()->SynchronousMemcpyH2D(out[r]->memory(), bytes.data(), bytes.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Duration DefaultCollectiveTimeout() {
+  if (const char* env = std::getenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(env, &end);
+    if (end != env && seconds > 0) return absl::Seconds(seconds);
+  }
+  return absl::Seconds(60);
+}
+
+// Multi-device launches are put on the devices' streams under one lock, so every stream sees
+// the launches in the same order: a launch waiting at a collective on one device can never wait
+// for a peer stuck behind a later launch on another.
+absl::Mutex& EnqueueMutex() {
+  static absl::Mutex* mu = new absl::Mutex();
+  return *mu;
+}
+
+// What the devices of one multi-device launch share.
+struct LaunchGroup {
+  uint64_t run_id = 0;
+  std::shared_ptr<collectives::InProcessCollectives> hub;
+  std::shared_ptr<const host::LaunchTopology> topology;
+  std::shared_ptr<const compiler::CompiledProgram> program;
+  std::shared_ptr<const SpmdProgram> spmd;
+  std::atomic<int> remaining{0};
+
+  // SPMD: every device deposits its shards; the last one runs the global program.
+  absl::Mutex mu;
+  int arrived ABSL_GUARDED_BY(mu) = 0;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  std::vector<std::vector<ir::Literal>> shards ABSL_GUARDED_BY(mu);
+  std::vector<std::vector<ir::Literal>> results ABSL_GUARDED_BY(mu);
+
+  host::JoinFn Join() const {
+    collectives::InProcessCollectives* h = hub.get();
+    return [h](const collectives::CliqueKey& key, int rank) { return h->Join(key, rank); };
+  }
+
+  // Device d's part of an SPMD launch: `args` are its shards (or the error that kept it from
+  // reading them). Returns its result shards once the global run is done.
+  absl::StatusOr<std::vector<ir::Literal>> SpmdStep(size_t d,
+                                                    absl::StatusOr<std::vector<ir::Literal>> args) {
+    const int n = static_cast<int>(topology->device_ids.size());
+    absl::MutexLock lock(&mu);
+    if (shards.empty()) shards.resize(n);
+    if (!args.ok()) {
+      if (status.ok()) status = args.status();
+    } else {
+      shards[d] = *std::move(args);
+    }
+    if (++arrived == n) {
+      if (status.ok()) {
+        std::vector<std::vector<ir::Literal>> inputs = std::move(shards);
+        mu.Unlock();
+        absl::StatusOr<std::vector<std::vector<ir::Literal>>> out =
+            spmd->Run(std::move(inputs), *hub, run_id);
+        mu.Lock();
+        if (out.ok()) {
+          results = *std::move(out);
+        } else {
+          status = out.status();
+        }
+      }
+      finished = true;
+    } else {
+      mu.Await(absl::Condition(&finished));
+    }
+    if (!status.ok()) return status;
+    return std::move(results[d]);
+  }
+};
+
 }  // namespace
+
+Executable::~Executable() = default;
+
+void Executable::set_collective_timeout(absl::Duration timeout) {
+  collectives_ = std::make_shared<collectives::InProcessCollectives>(timeout);
+}
 
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     std::shared_ptr<Client> client, std::unique_ptr<compiler::CompiledProgram> program) {
   auto executable = std::unique_ptr<Executable>(new Executable());
   const auto& options = program->options;
-  if (options.num_replicas * options.num_partitions != 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "programs over several devices (", options.num_replicas, " replicas x ",
-        options.num_partitions, " partitions) are not supported by Ember yet"));
+  const int64_t num_devices = options.num_replicas * options.num_partitions;
+  if (num_devices < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("a program needs at least one device, got ",
+                                                   options.num_replicas, " replicas x ",
+                                                   options.num_partitions, " partitions"));
   }
   for (const ir::ValueType& type : program->result_types) {
     if (!type.is_tensor()) {
@@ -51,40 +157,95 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
                                                    " are not supported yet"));
     }
   }
-  Device* device = client->devices().front();
   if (!options.device_assignment.empty()) {
-    EMBER_ASSIGN_OR_RETURN(device, client->LookupDevice(options.device_assignment[0][0]));
+    for (const auto& replica : options.device_assignment) {
+      for (int64_t id : replica) {
+        EMBER_ASSIGN_OR_RETURN(Device * device, client->LookupDevice(id));
+        executable->devices_.push_back(device);
+      }
+    }
+    if (static_cast<int64_t>(executable->devices_.size()) != num_devices) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the device assignment names ", executable->devices_.size(),
+                       " devices for ", options.num_replicas, " replicas x ",
+                       options.num_partitions, " partitions"));
+    }
+  } else {
+    if (static_cast<int64_t>(client->devices().size()) < num_devices) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the program runs on ", options.num_replicas, " replicas x ", options.num_partitions,
+          " partitions but the client has ", client->devices().size(), " devices"));
+    }
+    executable->devices_.assign(client->devices().begin(),
+                                client->devices().begin() + num_devices);
   }
-  if (!device->executor()->MemoryIsHostAccessible()) {
-    // Launches run the reference evaluator in a stream callback, which may not call into the
-    // CUDA driver; GPU execution arrives with the CUDA backend.
-    return absl::UnimplementedError(absl::StrCat(
-        "executing programs on ", device->DebugString(),
-        " is not supported yet (Ember runs programs on host devices; use EMBER_PLATFORM=host)"));
+  for (size_t i = 0; i < executable->devices_.size(); ++i) {
+    Device* device = executable->devices_[i];
+    if (std::find(executable->devices_.begin(), executable->devices_.begin() + i, device) !=
+        executable->devices_.begin() + i) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the device assignment names ", device->DebugString(), " twice"));
+    }
+    if (!device->executor()->MemoryIsHostAccessible()) {
+      // Launches run the reference evaluator in a stream callback, which may not call into the
+      // CUDA driver; GPU execution arrives with the CUDA backend.
+      return absl::UnimplementedError(absl::StrCat(
+          "executing programs on ", device->DebugString(),
+          " is not supported yet (Ember runs programs on host devices; use EMBER_PLATFORM=host)"));
+    }
   }
-  executable->devices_.push_back(device);
+  executable->parameter_types_ = program->parameter_types;
+  executable->result_types_ = program->result_types;
+  bool has_manual = false;
+  for (const auto& inst : program->entry->instructions()) {
+    const ir::Attribute* target = inst->attribute("call_target_name");
+    has_manual |= inst->opcode() == ir::Opcode::kCustomCall && target != nullptr &&
+                  target->kind == ir::Attribute::Kind::kString &&
+                  target->s == "sdy.manual_computation";
+  }
+  if ((options.num_partitions > 1 && options.use_spmd_partitioning) || has_manual) {
+    if (options.num_replicas != 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "SPMD programs over several replicas (", options.num_replicas,
+          " replicas x ", options.num_partitions, " partitions) are not supported yet"));
+    }
+    std::vector<int64_t> ids;
+    for (Device* device : executable->devices_) ids.push_back(device->id());
+    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<SpmdProgram> spmd,
+                           SpmdProgram::Create(*program, std::move(ids)));
+    executable->parameter_types_ = spmd->shard_parameter_types();
+    executable->result_types_ = spmd->shard_result_types();
+    executable->spmd_ = std::move(spmd);
+  }
+  executable->collectives_ =
+      std::make_shared<collectives::InProcessCollectives>(DefaultCollectiveTimeout());
   executable->client_ = std::move(client);
   executable->program_ = std::move(program);
   return executable;
 }
 
-absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Device* device) const {
-  const auto& params = program_->parameter_types;
+absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Device* device,
+                                        size_t d) const {
+  const auto& params = parameter_types_;
+  const std::string where = devices_.size() > 1 ? absl::StrCat(" (device list ", d, ")") : "";
   if (arguments.size() != params.size()) {
     return absl::InvalidArgumentError(absl::StrCat(program_->name, " takes ", params.size(),
-                                                   " arguments, got ", arguments.size()));
+                                                   " arguments, got ", arguments.size(), where));
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Buffer* buffer = arguments[i];
-    if (buffer == nullptr) return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
+    if (buffer == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is null"));
+    }
     const ir::ValueType& want = params[i];
     if (buffer->element_type() != want.element_type() || buffer->dims() != want.dims()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
-          DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString()));
+          "argument ", i, where, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
+          DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
+          spmd_ != nullptr ? " (its shard on one device)" : ""));
     }
     if (buffer->device() != device) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is on ",
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is on ",
                                                      buffer->device()->DebugString(), ", not on ",
                                                      device->DebugString()));
     }
@@ -96,52 +257,70 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     absl::Span<const std::vector<Buffer*>> arguments, absl::Span<const int64_t> non_donatable,
     Device* only_device) {
   if (deleted_) return absl::FailedPreconditionError("the executable has been deleted");
+  if (only_device != nullptr && devices_.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the executable runs on ", devices_.size(),
+        " devices together; it cannot be executed on one device (", only_device->DebugString(),
+        ")"));
+  }
   std::vector<Device*> devices = only_device ? std::vector<Device*>{only_device} : devices_;
   if (arguments.size() != devices.size()) {
     return absl::InvalidArgumentError(absl::StrCat("got argument lists for ", arguments.size(),
                                                    " devices; the executable runs on ",
                                                    devices.size()));
   }
-  Launch launch;
+  // Check everything before changing anything, so a failed call leaves all buffers as they were.
   for (size_t d = 0; d < devices.size(); ++d) {
-    Device* device = devices[d];
-    EMBER_RETURN_IF_ERROR(CheckArguments(arguments[d], device));
-    // Take every hold before changing anything, so a failed call leaves all buffers as they were.
-    std::vector<Buffer::Hold> holds;
+    EMBER_RETURN_IF_ERROR(CheckArguments(arguments[d], devices[d], d));
+  }
+  std::vector<std::vector<Buffer::Hold>> holds(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
     for (Buffer* buffer : arguments[d]) {
       EMBER_ASSIGN_OR_RETURN(Buffer::Hold hold, buffer->Acquire("Execute"));
-      holds.push_back(std::move(hold));
+      holds[d].push_back(std::move(hold));
     }
-    std::vector<std::shared_ptr<DeviceAllocation>> out_allocations;
-    std::vector<AsyncEventRef> out_ready;
+  }
+  Launch launch;
+  std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> out_allocations(devices.size());
+  std::vector<std::vector<AsyncEventRef>> out_ready(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    Device* device = devices[d];
     std::vector<std::unique_ptr<Buffer>> outputs;
-    for (const ir::ValueType& type : program_->result_types) {
+    for (const ir::ValueType& type : result_types_) {
       EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
       EMBER_ASSIGN_OR_RETURN(auto allocation, DeviceAllocation::Allocate(device->executor(), size));
       AsyncEventRef ready = AsyncEvent::Create();
       outputs.push_back(std::make_unique<Buffer>(client_, device, device->default_memory(),
                                                  type.element_type(), type.dims(), allocation,
                                                  ready));
-      out_allocations.push_back(std::move(allocation));
-      out_ready.push_back(std::move(ready));
+      out_allocations[d].push_back(std::move(allocation));
+      out_ready[d].push_back(std::move(ready));
     }
-    // Donated inputs are deleted now; their memory lives until the launch is done.
+    launch.outputs.push_back(std::move(outputs));
+    launch.done.push_back(AsyncEvent::Create());
+  }
+  // Donated inputs are deleted now; their memory lives until the launch is done.
+  for (size_t d = 0; d < devices.size(); ++d) {
     for (size_t i = 0; i < arguments[d].size(); ++i) {
       const bool kept = std::find(non_donatable.begin(), non_donatable.end(),
                                   static_cast<int64_t>(i)) != non_donatable.end();
       if (program_->donatable[i] && !kept) arguments[d][i]->Delete();
     }
-    AsyncEventRef done = AsyncEvent::Create();
+  }
+  std::shared_ptr<const compiler::CompiledProgram> program = program_;
+  const std::vector<ir::ValueType> parameter_types = parameter_types_;
+
+  if (devices.size() == 1 && spmd_ == nullptr) {
+    Device* device = devices[0];
     std::vector<AsyncEventRef> inputs_ready;
-    for (const auto& hold : holds) inputs_ready.push_back(hold.ready);
-    auto finish = [out_ready, done](const absl::Status& status) {
+    for (const auto& hold : holds[0]) inputs_ready.push_back(hold.ready);
+    auto finish = [out_ready = out_ready[0], done = launch.done[0]](const absl::Status& status) {
       for (const auto& ready : out_ready) ready->Set(status);
       done->Set(status);
     };
     se::Stream* stream = device->compute_stream();
-    std::shared_ptr<const compiler::CompiledProgram> program = program_;
     AsyncEvent::AfterAll(inputs_ready)->AndThen(
-        [=, holds = std::move(holds)](absl::Status status) mutable {
+        [=, holds = std::move(holds[0]), out = out_allocations[0]](absl::Status status) mutable {
           if (!status.ok()) {
             finish(status);
             return;
@@ -153,29 +332,14 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                   for (size_t i = 0; i < holds.size(); ++i) {
                     EMBER_ASSIGN_OR_RETURN(
                         ir::Literal literal,
-                        ReadLiteral(program->parameter_types[i], device, *holds[i].allocation));
+                        ReadLiteral(parameter_types[i], device, *holds[i].allocation));
                     args.push_back(host::EvalValue::Array(std::move(literal)));
                   }
-                  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> results,
+                  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> values,
                                          program->host->Run(std::move(args), host::EvalOptions{}));
-                  if (results.size() != out_allocations.size()) {
-                    return absl::InternalError(absl::StrCat("the program returned ", results.size(),
-                                                            " values, expected ",
-                                                            out_allocations.size()));
-                  }
-                  for (size_t r = 0; r < results.size(); ++r) {
-                    const auto bytes = results[r].array.bytes();
-                    if (bytes.size() != out_allocations[r]->memory().size) {
-                      return absl::InternalError(absl::StrCat("result ", r, " has ", bytes.size(),
-                                                              " bytes, expected ",
-                                                              out_allocations[r]->memory().size));
-                    }
-                    if (!bytes.empty()) {
-                      EMBER_RETURN_IF_ERROR(device->executor()->SynchronousMemcpyH2D(
-                          out_allocations[r]->memory(), bytes.data(), bytes.size()));
-                    }
-                  }
-                  return absl::OkStatus();
+                  std::vector<ir::Literal> results;
+                  for (auto& v : values) results.push_back(std::move(v.array));
+                  return WriteResults(results, device, out);
                 }();
                 finish(result);
                 // A failed program fails its outputs, not the device's stream.
@@ -183,9 +347,110 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
               });
           if (!enqueued.ok()) finish(enqueued);
         });
-    launch.outputs.push_back(std::move(outputs));
-    launch.done.push_back(std::move(done));
+    return launch;
   }
+
+  // Several devices. Once every device's inputs are ready, one launch per device is put on the
+  // devices' streams under one lock, so all streams see multi-device launches in the same
+  // order (a launch waiting at a collective never waits for a peer stuck behind a later launch),
+  // and no stream ever blocks waiting for inputs that work queued behind it would produce.
+  auto group = std::make_shared<LaunchGroup>();
+  group->hub = collectives_;
+  group->run_id = collectives_->NewRunId();
+  group->program = program_;
+  group->spmd = spmd_;
+  group->remaining = static_cast<int>(devices.size());
+  {
+    auto topology = std::make_shared<host::LaunchTopology>();
+    topology->num_replicas = num_replicas();
+    topology->num_partitions = num_partitions();
+    for (Device* device : devices) topology->device_ids.push_back(device->id());
+    group->topology = std::move(topology);
+  }
+  struct DeviceWork {
+    Device* device = nullptr;
+    std::vector<Buffer::Hold> holds;
+    std::vector<std::shared_ptr<DeviceAllocation>> out;
+    std::vector<AsyncEventRef> out_ready;
+    AsyncEventRef done;
+    int64_t replica = 0;
+    int64_t partition = 0;
+  };
+  auto work = std::make_shared<std::vector<DeviceWork>>(devices.size());
+  std::vector<AsyncEventRef> inputs_ready;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    DeviceWork& w = (*work)[d];
+    w.device = devices[d];
+    for (const auto& hold : holds[d]) inputs_ready.push_back(hold.ready);
+    w.holds = std::move(holds[d]);
+    w.out = std::move(out_allocations[d]);
+    w.out_ready = std::move(out_ready[d]);
+    w.done = launch.done[d];
+    w.replica = static_cast<int64_t>(d) / num_partitions();
+    w.partition = static_cast<int64_t>(d) % num_partitions();
+  }
+  auto finish = [](LaunchGroup& g, DeviceWork& w, const absl::Status& status) {
+    if (!status.ok()) g.hub->Abort(g.run_id, status);
+    for (const auto& ready : w.out_ready) ready->Set(status);
+    w.done->Set(status);
+    if (--g.remaining == 0) g.hub->Forget(g.run_id);
+  };
+  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish,
+                                               parameter_types](absl::Status status) {
+    if (!status.ok()) {
+      for (DeviceWork& w : *work) finish(*group, w, status);
+      return;
+    }
+    std::vector<std::pair<size_t, absl::Status>> not_enqueued;
+    {
+      absl::MutexLock lock(&EnqueueMutex());
+      for (size_t d = 0; d < work->size(); ++d) {
+        DeviceWork* w = &(*work)[d];
+        absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
+            [group, work, w, d, finish, parameter_types]() -> absl::Status {
+              absl::StatusOr<std::vector<ir::Literal>> args =
+                  [&]() -> absl::StatusOr<std::vector<ir::Literal>> {
+                std::vector<ir::Literal> literals;
+                for (size_t i = 0; i < w->holds.size(); ++i) {
+                  EMBER_ASSIGN_OR_RETURN(
+                      ir::Literal literal,
+                      ReadLiteral(parameter_types[i], w->device, *w->holds[i].allocation));
+                  literals.push_back(std::move(literal));
+                }
+                return literals;
+              }();
+              absl::Status result = [&]() -> absl::Status {
+                std::vector<ir::Literal> results;
+                if (group->spmd != nullptr) {
+                  EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
+                } else {
+                  if (!args.ok()) return args.status();
+                  std::vector<host::EvalValue> values;
+                  for (auto& literal : *args) {
+                    values.push_back(host::EvalValue::Array(std::move(literal)));
+                  }
+                  host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
+                                                w->replica, w->partition);
+                  EMBER_ASSIGN_OR_RETURN(
+                      std::vector<host::EvalValue> outs,
+                      group->program->host->Run(std::move(values), hooks.Options()));
+                  for (auto& v : outs) results.push_back(std::move(v.array));
+                }
+                return WriteResults(results, w->device, w->out);
+              }();
+              finish(*group, *w, result);
+              return absl::OkStatus();
+            });
+        if (!enqueued.ok()) not_enqueued.emplace_back(d, enqueued);
+      }
+    }
+    for (auto& [d, error] : not_enqueued) {
+      // Peers already enqueued wait for this device: at their collectives (the abort in finish
+      // wakes them) or, for SPMD programs, at the shard exchange (this error completes it).
+      if (group->spmd != nullptr) (void)group->SpmdStep(d, error);
+      finish(*group, (*work)[d], error);
+    }
+  });
   return launch;
 }
 

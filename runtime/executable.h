@@ -1,6 +1,12 @@
 // A compiled program bound to the devices it runs on. Execute queues one launch per device and
-// returns at once with output buffers whose ready events fire when the launch finishes. Today
-// every launch runs the reference evaluator on the device's compute stream (host devices).
+// returns at once with output buffers whose ready events fire when the launch finishes.
+//
+// Several devices: the device assignment's replica r, partition p is device r * P + p. Every
+// device runs the program on its own stream with its own replica/partition ids, and the
+// collective ops of one launch meet through an in-process collectives hub (keyed by a run id per
+// launch, so launches in flight from several threads never mix). SPMD programs (partitions > 1
+// with use_spmd_partitioning) come as one global program with sharding annotations and take and
+// return per-device shards; spmd_program.h runs them.
 #ifndef EMBER_RUNTIME_EXECUTABLE_H_
 #define EMBER_RUNTIME_EXECUTABLE_H_
 
@@ -9,30 +15,48 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "collectives/in_process/in_process_collectives.h"
 #include "compiler/driver/compile_program.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 
 namespace ember::runtime {
 
+class SpmdProgram;
+
 class Executable {
  public:
-  // `devices` in launch order: device (replica r, partition p) at r * num_partitions + p.
+  // Binds `program` to the devices of its device assignment (or the client's first
+  // replicas x partitions devices when it has none).
   static absl::StatusOr<std::unique_ptr<Executable>> Create(
       std::shared_ptr<Client> client, std::unique_ptr<compiler::CompiledProgram> program);
+  ~Executable();
 
   const compiler::CompiledProgram& program() const { return *program_; }
+  // In launch order: device (replica r, partition p) at r * num_partitions + p.
   const std::vector<Device*>& devices() const { return devices_; }
   int64_t num_replicas() const { return program_->options.num_replicas; }
   int64_t num_partitions() const { return program_->options.num_partitions; }
+  // What one device takes and returns: the program's types, or the shard types of an SPMD
+  // program.
+  const std::vector<ir::ValueType>& device_parameter_types() const { return parameter_types_; }
+  const std::vector<ir::ValueType>& device_result_types() const { return result_types_; }
+  bool is_spmd() const { return spmd_ != nullptr; }
+  const SpmdProgram* spmd() const { return spmd_.get(); }
+
+  // How long a device waits at a collective for its peers before the launch fails
+  // (default 60 s, or EMBER_COLLECTIVE_TIMEOUT_SECONDS).
+  void set_collective_timeout(absl::Duration timeout);
 
   struct Launch {
     std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;  // per device, per result
     std::vector<AsyncEventRef> done;                            // per device
   };
   // `arguments[d]` are the buffers for devices()[d] (or for `only_device` when set, with one
-  // list). Inputs listed in `non_donatable` are never donated.
+  // list; only for single-device executables). Inputs listed in `non_donatable` are never
+  // donated.
   absl::StatusOr<Launch> Execute(absl::Span<const std::vector<Buffer*>> arguments,
                                  absl::Span<const int64_t> non_donatable, Device* only_device);
 
@@ -41,11 +65,15 @@ class Executable {
 
  private:
   Executable() = default;
-  absl::Status CheckArguments(absl::Span<Buffer* const> arguments, Device* device) const;
+  absl::Status CheckArguments(absl::Span<Buffer* const> arguments, Device* device, size_t d) const;
 
   std::shared_ptr<Client> client_;
   std::shared_ptr<const compiler::CompiledProgram> program_;
   std::vector<Device*> devices_;
+  std::vector<ir::ValueType> parameter_types_;
+  std::vector<ir::ValueType> result_types_;
+  std::shared_ptr<collectives::InProcessCollectives> collectives_;
+  std::shared_ptr<const SpmdProgram> spmd_;
   std::atomic<bool> deleted_{false};
 };
 

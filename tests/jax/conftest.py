@@ -9,6 +9,10 @@ os.environ.setdefault("EMBER_HOST_DEVICE_COUNT", "4")
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
+# As many XLA:CPU devices as Ember host devices, so multi-device programs (pmap, sharded jit,
+# shard_map) can run on both and be compared (test_multidevice.py).
+jax.config.update("jax_num_cpu_devices", int(os.environ["EMBER_HOST_DEVICE_COUNT"]))
+
 
 @pytest.fixture(scope="session")
 def ember_devices():

@@ -1,0 +1,561 @@
+#include "compiler/host/collective_hooks.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "compiler/host/eval_family_support.h"
+#include "compiler/ir/element_type.h"
+
+namespace ember::host {
+namespace {
+
+namespace fs = family_support;
+using collectives::ConstBytes;
+using collectives::MutableBytes;
+
+int64_t ChannelId(const ir::Instruction& inst) {
+  const ir::Attribute* a = inst.attribute("channel_handle");
+  if (a == nullptr) a = inst.attribute("channel_id");
+  if (a == nullptr) return 0;
+  if (a->kind == ir::Attribute::Kind::kInt) return a->i;
+  if (a->kind == ir::Attribute::Kind::kDict) {
+    for (const auto& [name, value] : a->dict) {
+      if (name == "handle" && value.kind == ir::Attribute::Kind::kInt) return value.i;
+    }
+  }
+  if (a->kind == ir::Attribute::Kind::kInts && !a->ints.empty()) return a->ints[0];
+  return 0;
+}
+
+enum class Mode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
+
+absl::StatusOr<Mode> GroupMode(const ir::Instruction& inst) {
+  const bool channel = ChannelId(inst) > 0;
+  switch (inst.opcode()) {
+    case ir::Opcode::kAllReduce:
+    case ir::Opcode::kAllGather:
+    case ir::Opcode::kReduceScatter: {
+      EMBER_ASSIGN_OR_RETURN(bool global_ids, fs::BoolAttr(inst, "use_global_device_ids", false));
+      if (!channel) return Mode::kCrossReplica;
+      return global_ids ? Mode::kFlattenedIds : Mode::kCrossReplicaAndPartition;
+    }
+    case ir::Opcode::kAllToAll:
+    case ir::Opcode::kCollectiveBroadcast:
+    case ir::Opcode::kCollectivePermute:
+      return channel ? Mode::kCrossPartition : Mode::kCrossReplica;
+    default:
+      return fs::OpError(inst, "is not a collective op");
+  }
+}
+
+// Rows of replica_groups without the -1 padding of ragged groups.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroups(const ir::Instruction& inst) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
+                         fs::IntRowsAttr(inst, "replica_groups", 0));
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& row : rows) {
+    std::erase_if(row, [](int64_t v) { return v < 0; });
+    if (!row.empty()) groups.push_back(std::move(row));
+  }
+  return groups;
+}
+
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+absl::Status CheckIds(const ir::Instruction& inst, const std::vector<int64_t>& ids, int64_t limit,
+                      const char* what) {
+  for (int64_t id : ids) {
+    if (id < 0 || id >= limit) {
+      return fs::OpError(inst, absl::StrCat(what, " ", id, " in replica_groups is out of range (",
+                                            limit, " ", what, "s)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- Byte layout helpers: blocks along one dimension of a row-major array ----------------------
+
+struct Blocking {
+  int64_t outer = 1;     // product of dims before `dim`
+  int64_t chunk = 0;     // bytes of one block's slab per outer index
+  int64_t block = 0;     // bytes of one block
+};
+
+Blocking MakeBlocking(absl::Span<const int64_t> dims, int64_t dim, int64_t n, int64_t esize) {
+  Blocking b;
+  int64_t inner = esize;
+  for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
+    if (i < dim) b.outer *= dims[i];
+    if (i > dim) inner *= dims[i];
+  }
+  b.chunk = dims[dim] / n * inner;
+  b.block = b.outer * b.chunk;
+  return b;
+}
+
+// Row-major array with dims -> n contiguous row-major blocks along `dim` (block k first).
+std::vector<uint8_t> SplitBlocks(ConstBytes in, absl::Span<const int64_t> dims, int64_t dim,
+                                 int64_t n, int64_t esize) {
+  const Blocking b = MakeBlocking(dims, dim, n, esize);
+  std::vector<uint8_t> out(in.size());
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t o = 0; o < b.outer; ++o) {
+      if (b.chunk == 0) continue;
+      std::memcpy(out.data() + k * b.block + o * b.chunk, in.data() + (o * n + k) * b.chunk,
+                  b.chunk);
+    }
+  }
+  return out;
+}
+
+// The inverse: n contiguous blocks (each with `dim` of size m) -> row-major array with `dim`
+// of size n * m. `full_dims` are the joined array's dims.
+void JoinBlocks(ConstBytes in, absl::Span<const int64_t> full_dims, int64_t dim, int64_t n,
+                int64_t esize, MutableBytes out) {
+  const Blocking b = MakeBlocking(full_dims, dim, n, esize);
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t o = 0; o < b.outer; ++o) {
+      if (b.chunk == 0) continue;
+      std::memcpy(out.data() + (o * n + k) * b.chunk, in.data() + k * b.block + o * b.chunk,
+                  b.chunk);
+    }
+  }
+}
+
+absl::StatusOr<const ir::Literal*> ArrayOf(const ir::Instruction& inst,
+                                           const std::vector<EvalValue>& operands, size_t i) {
+  if (i >= operands.size() || operands[i].kind != EvalValue::Kind::kArray) {
+    return fs::OpError(inst, absl::StrCat("operand ", i, " is not an array"));
+  }
+  return &operands[i].array;
+}
+
+// ---- Reduction with the op's region -------------------------------------------------------------
+
+bool IsLiftable(ir::Opcode op) {
+  switch (op) {
+    case ir::Opcode::kAdd: case ir::Opcode::kMultiply: case ir::Opcode::kMaximum:
+    case ir::Opcode::kMinimum: case ir::Opcode::kAnd: case ir::Opcode::kOr:
+    case ir::Opcode::kXor: case ir::Opcode::kSubtract:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A reduction region of scalars (a, b) -> c, applied elementwise to whole arrays. Regions made
+// only of elementwise binary ops on their parameters are "lifted" to the arrays' shape and run
+// once; anything else runs the region per element.
+class RegionReducer {
+ public:
+  RegionReducer(const ir::Instruction& inst, ir::Shape shape) : inst_(inst), shape_(std::move(shape)) {}
+
+  absl::Status Init() {
+    if (inst_.regions().empty()) return fs::OpError(inst_, "has no reduction region");
+    region_ = inst_.regions()[0];
+    if (region_->parameters().size() != 2) {
+      return fs::OpError(inst_, "the reduction region must take two parameters");
+    }
+    bool liftable = true;
+    for (const auto& ins : region_->instructions()) {
+      if (ins->opcode() == ir::Opcode::kReturn) continue;
+      if (!IsLiftable(ins->opcode()) || ins->regions().size() != 0) liftable = false;
+      for (const ir::Value* v : ins->operands()) {
+        if (v->owner() != region_) liftable = false;
+      }
+    }
+    if (!liftable) return absl::OkStatus();
+    lifted_module_ = std::make_unique<ir::Module>("reduction");
+    EMBER_ASSIGN_OR_RETURN(lifted_, lifted_module_->AddFunction("reduce"));
+    absl::flat_hash_map<const ir::Value*, ir::Value*> map;
+    for (size_t i = 0; i < 2; ++i) {
+      map[region_->parameter(i)] = lifted_->AddParameter(ir::ValueType::Tensor(shape_));
+    }
+    for (const auto& ins : region_->instructions()) {
+      std::vector<ir::Value*> operands;
+      for (const ir::Value* v : ins->operands()) operands.push_back(map.at(v));
+      std::vector<ir::ValueType> types;
+      for (size_t r = 0; r < ins->num_results(); ++r) {
+        EMBER_ASSIGN_OR_RETURN(ir::Shape s, ir::Shape::Make(ins->result(r)->type().element_type(),
+                                                            shape_.dims()));
+        types.push_back(ir::ValueType::Tensor(s));
+      }
+      ir::Instruction* copy = lifted_->AddInstruction(ins->opcode(), std::move(operands),
+                                                      std::move(types), ins->attributes());
+      for (size_t r = 0; r < ins->num_results(); ++r) map[ins->result(r)] = copy->result(r);
+    }
+    return absl::OkStatus();
+  }
+
+  // acc = region(acc, other), elementwise.
+  absl::StatusOr<ir::Literal> Combine(ir::Literal acc, ir::Literal other) const {
+    Evaluator evaluator;
+    if (lifted_ != nullptr) {
+      std::vector<EvalValue> args;
+      args.push_back(EvalValue::Array(std::move(acc)));
+      args.push_back(EvalValue::Array(std::move(other)));
+      EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, evaluator.Run(*lifted_, std::move(args)));
+      return OneArray(std::move(out));
+    }
+    const int64_t esize = ir::StorageBytes(shape_.element_type());
+    const ir::Shape scalar = ir::Shape::Scalar(shape_.element_type());
+    for (int64_t e = 0; e < shape_.element_count(); ++e) {
+      EMBER_ASSIGN_OR_RETURN(ir::Literal a,
+                             ir::Literal::FromBytes(scalar, acc.bytes().subspan(e * esize, esize)));
+      EMBER_ASSIGN_OR_RETURN(ir::Literal b, ir::Literal::FromBytes(
+                                                scalar, other.bytes().subspan(e * esize, esize)));
+      std::vector<EvalValue> args;
+      args.push_back(EvalValue::Array(std::move(a)));
+      args.push_back(EvalValue::Array(std::move(b)));
+      EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, evaluator.Run(*region_, std::move(args)));
+      EMBER_ASSIGN_OR_RETURN(ir::Literal c, OneArray(std::move(out)));
+      if (c.bytes().size() != static_cast<size_t>(esize)) {
+        return fs::OpError(inst_, "the reduction region changes the element type");
+      }
+      std::memcpy(acc.mutable_bytes().data() + e * esize, c.bytes().data(), esize);
+    }
+    return acc;
+  }
+
+  collectives::ReduceFn AsReduceFn() const {
+    return [this](absl::Span<const ConstBytes> inputs, MutableBytes output) -> absl::Status {
+      if (inputs.empty()) return fs::OpError(inst_, "nothing to reduce");
+      EMBER_ASSIGN_OR_RETURN(ir::Literal acc, ir::Literal::FromBytes(shape_, inputs[0]));
+      for (size_t k = 1; k < inputs.size(); ++k) {
+        EMBER_ASSIGN_OR_RETURN(ir::Literal next, ir::Literal::FromBytes(shape_, inputs[k]));
+        EMBER_ASSIGN_OR_RETURN(acc, Combine(std::move(acc), std::move(next)));
+      }
+      if (acc.bytes().size() != output.size()) {
+        return fs::OpError(inst_, "the reduction produced the wrong number of bytes");
+      }
+      if (!output.empty()) std::memcpy(output.data(), acc.bytes().data(), output.size());
+      return absl::OkStatus();
+    };
+  }
+
+ private:
+  absl::StatusOr<ir::Literal> OneArray(std::vector<EvalValue> out) const {
+    if (out.size() != 1 || out[0].kind != EvalValue::Kind::kArray) {
+      return fs::OpError(inst_, "the reduction region must return one array");
+    }
+    return std::move(out[0].array);
+  }
+
+  const ir::Instruction& inst_;
+  ir::Shape shape_;
+  const ir::Computation* region_ = nullptr;
+  std::unique_ptr<ir::Module> lifted_module_;
+  ir::Computation* lifted_ = nullptr;
+};
+
+absl::StatusOr<EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, ConstBytes bytes) {
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(inst, i));
+  if (bytes.size() != static_cast<size_t>(shape.ByteSize())) {
+    return fs::OpError(inst, absl::StrCat("result ", i, " ", shape.ToString(), " needs ",
+                                          shape.ByteSize(), " bytes, the exchange gave ",
+                                          bytes.size()));
+  }
+  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromBytes(shape, bytes));
+  return EvalValue::Array(std::move(literal));
+}
+
+absl::StatusOr<int64_t> DimAttr(const ir::Instruction& inst, const char* name, int64_t rank) {
+  EMBER_ASSIGN_OR_RETURN(int64_t dim, fs::IntAttr(inst, name));
+  if (dim < 0 || dim >= rank) {
+    return fs::OpError(inst, absl::StrCat(name, " ", dim, " out of range for rank ", rank));
+  }
+  return dim;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(
+    const ir::Instruction& op, int64_t num_replicas, int64_t num_partitions) {
+  EMBER_ASSIGN_OR_RETURN(Mode mode, GroupMode(op));
+  std::vector<std::vector<int64_t>> groups;
+  if (op.opcode() == ir::Opcode::kCollectivePermute) {
+    // Pairs name replica ids (cross_replica) or partition ids (cross_partition) within
+    // the group of all replicas of one partition / all partitions of one replica.
+    if (mode == Mode::kCrossReplica) {
+      for (int64_t p = 0; p < num_partitions; ++p) {
+        std::vector<int64_t> g;
+        for (int64_t r = 0; r < num_replicas; ++r) g.push_back(r * num_partitions + p);
+        groups.push_back(std::move(g));
+      }
+    } else {
+      for (int64_t r = 0; r < num_replicas; ++r) {
+        std::vector<int64_t> g;
+        for (int64_t p = 0; p < num_partitions; ++p) g.push_back(r * num_partitions + p);
+        groups.push_back(std::move(g));
+      }
+    }
+    return groups;
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows, ReplicaGroups(op));
+  switch (mode) {
+    case Mode::kCrossReplica:
+      if (rows.empty()) rows.push_back(Iota(num_replicas));
+      for (const auto& row : rows) {
+        EMBER_RETURN_IF_ERROR(CheckIds(op, row, num_replicas, "replica"));
+        for (int64_t p = 0; p < num_partitions; ++p) {
+          std::vector<int64_t> g;
+          for (int64_t r : row) g.push_back(r * num_partitions + p);
+          groups.push_back(std::move(g));
+        }
+      }
+      break;
+    case Mode::kCrossPartition:
+      if (rows.empty()) rows.push_back(Iota(num_partitions));
+      for (const auto& row : rows) {
+        EMBER_RETURN_IF_ERROR(CheckIds(op, row, num_partitions, "partition"));
+        for (int64_t r = 0; r < num_replicas; ++r) {
+          std::vector<int64_t> g;
+          for (int64_t p : row) g.push_back(r * num_partitions + p);
+          groups.push_back(std::move(g));
+        }
+      }
+      break;
+    case Mode::kCrossReplicaAndPartition:
+      if (rows.empty()) rows.push_back(Iota(num_replicas));
+      // One group per replica group holding every partition of those replicas, partition-major
+      // (the order the StableHLO interpreter uses since openxla/stablehlo#1933).
+      for (const auto& row : rows) {
+        EMBER_RETURN_IF_ERROR(CheckIds(op, row, num_replicas, "replica"));
+        std::vector<int64_t> g;
+        for (int64_t p = 0; p < num_partitions; ++p) {
+          for (int64_t r : row) g.push_back(r * num_partitions + p);
+        }
+        groups.push_back(std::move(g));
+      }
+      break;
+    case Mode::kFlattenedIds:
+      if (rows.empty()) {
+        return fs::OpError(op, "use_global_device_ids needs explicit replica_groups");
+      }
+      for (const auto& row : rows) {
+        EMBER_RETURN_IF_ERROR(CheckIds(op, row, num_replicas * num_partitions, "device"));
+        groups.push_back(row);
+      }
+      break;
+  }
+  return groups;
+}
+
+CommunicatorHooks::CommunicatorHooks(JoinFn join, uint64_t run_id,
+                                     std::shared_ptr<const LaunchTopology> topology,
+                                     int64_t replica_id, int64_t partition_id)
+    : join_(std::move(join)),
+      run_id_(run_id),
+      topology_(std::move(topology)),
+      replica_id_(replica_id),
+      partition_id_(partition_id) {}
+
+EvalOptions CommunicatorHooks::Options() {
+  EvalOptions options;
+  options.replica_id = replica_id_;
+  options.partition_id = partition_id_;
+  options.num_replicas = topology_->num_replicas;
+  options.num_partitions = topology_->num_partitions;
+  options.collectives = this;
+  return options;
+}
+
+absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
+                                                              std::vector<EvalValue> operands) {
+  const int64_t num_r = topology_->num_replicas;
+  const int64_t num_p = topology_->num_partitions;
+  const int64_t self = replica_id_ * num_p + partition_id_;
+  EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+                         CollectiveProcessGroups(op, num_r, num_p));
+  const std::vector<int64_t>* group = nullptr;
+  for (const auto& g : groups) {
+    if (std::find(g.begin(), g.end(), self) != g.end()) {
+      if (group != nullptr) {
+        return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
+                                            partition_id_, ") is in two process groups"));
+      }
+      group = &g;
+    }
+  }
+  if (group == nullptr && op.opcode() == ir::Opcode::kCollectiveBroadcast) {
+    // Outside every group: the spec's results are zeros.
+    std::vector<EvalValue> results;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      EMBER_ASSIGN_OR_RETURN(ir::Literal zeros, fs::ZeroResult(op, i));
+      results.push_back(EvalValue::Array(std::move(zeros)));
+    }
+    return results;
+  }
+  if (group == nullptr) {
+    return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
+                                        partition_id_, ") is in no process group"));
+  }
+  const int rank = static_cast<int>(std::find(group->begin(), group->end(), self) - group->begin());
+  const int64_t n = static_cast<int64_t>(group->size());
+  collectives::CliqueKey key;
+  key.run_id = run_id_;
+  const int64_t occurrence = occurrences_[&op]++;
+  for (int64_t index : *group) {
+    if (index >= static_cast<int64_t>(topology_->device_ids.size())) {
+      return fs::OpError(op, absl::StrCat("device index ", index, " is outside the launch"));
+    }
+    key.devices.push_back(topology_->device_ids[index]);
+  }
+  const std::string op_id = absl::StrCat(reinterpret_cast<uintptr_t>(&op), "#", occurrence);
+
+  std::vector<EvalValue> results;
+  // collective_broadcast with has_dynamic_root takes the root ranks (one per data operand, or
+  // one for all) as its last operand.
+  EMBER_ASSIGN_OR_RETURN(bool dynamic_root,
+                         op.opcode() == ir::Opcode::kCollectiveBroadcast
+                             ? fs::BoolAttr(op, "has_dynamic_root", false)
+                             : absl::StatusOr<bool>(false));
+  std::vector<int64_t> roots;
+  if (dynamic_root) {
+    if (operands.size() < 2) return fs::OpError(op, "has_dynamic_root needs a root operand");
+    EMBER_ASSIGN_OR_RETURN(const ir::Literal* root, ArrayOf(op, operands, operands.size() - 1));
+    for (int64_t e = 0; e < root->shape().element_count(); ++e) {
+      std::vector<int64_t> index;
+      if (root->shape().rank() == 1) index.push_back(e);
+      if (root->element_type() == ir::ElementType::kS32) {
+        EMBER_ASSIGN_OR_RETURN(int32_t v, root->Get<int32_t>(index));
+        roots.push_back(v);
+      } else if (root->element_type() == ir::ElementType::kS64) {
+        EMBER_ASSIGN_OR_RETURN(int64_t v, root->Get<int64_t>(index));
+        roots.push_back(v);
+      } else {
+        return fs::OpError(op, "the dynamic root must be si32 or si64");
+      }
+    }
+  }
+  const size_t count = op.opcode() == ir::Opcode::kCollectivePermute
+                           ? 1
+                           : operands.size() - (dynamic_root ? 1 : 0);
+  if (op.num_results() != count) {
+    return fs::OpError(op, absl::StrCat("has ", operands.size(), " operands and ",
+                                        op.num_results(), " results"));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    EMBER_ASSIGN_OR_RETURN(const ir::Literal* in, ArrayOf(op, operands, i));
+    key.op = absl::StrCat(op_id, "/", i);
+    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<collectives::Communicator> comm, join_(key, rank));
+    const ir::Shape& shape = in->shape();
+    const int64_t esize = ir::StorageBytes(shape.element_type());
+    EMBER_ASSIGN_OR_RETURN(ir::Shape out_shape, fs::ResultShape(op, i));
+    std::vector<uint8_t> recv(out_shape.ByteSize());
+    auto fail = [&](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat(op.Describe(), ": ", std::string(s.message())));
+    };
+    switch (op.opcode()) {
+      case ir::Opcode::kAllReduce: {
+        RegionReducer reducer(op, shape);
+        EMBER_RETURN_IF_ERROR(reducer.Init());
+        if (absl::Status s = comm->AllReduce(in->bytes(), MutableBytes(recv), reducer.AsReduceFn());
+            !s.ok()) {
+          return fail(s);
+        }
+        break;
+      }
+      case ir::Opcode::kAllGather: {
+        EMBER_ASSIGN_OR_RETURN(int64_t dim, DimAttr(op, "all_gather_dim", shape.rank()));
+        if (out_shape.dim(dim) != shape.dim(dim) * n) {
+          return fs::OpError(op, absl::StrCat("result dimension ", dim, " is not ", n, " x ",
+                                              shape.dim(dim)));
+        }
+        std::vector<uint8_t> gathered(recv.size());
+        if (absl::Status s = comm->AllGather(in->bytes(), MutableBytes(gathered)); !s.ok()) {
+          return fail(s);
+        }
+        JoinBlocks(gathered, out_shape.dims(), dim, n, esize, MutableBytes(recv));
+        break;
+      }
+      case ir::Opcode::kReduceScatter: {
+        EMBER_ASSIGN_OR_RETURN(int64_t dim, DimAttr(op, "scatter_dimension", shape.rank()));
+        if (shape.dim(dim) % n != 0 || out_shape.dim(dim) != shape.dim(dim) / n) {
+          return fs::OpError(op, absl::StrCat("dimension ", dim, " of size ", shape.dim(dim),
+                                              " does not scatter over ", n, " devices into ",
+                                              out_shape.dim(dim)));
+        }
+        RegionReducer reducer(op, out_shape);
+        EMBER_RETURN_IF_ERROR(reducer.Init());
+        std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), dim, n, esize);
+        if (absl::Status s = comm->ReduceScatter(send, MutableBytes(recv), reducer.AsReduceFn());
+            !s.ok()) {
+          return fail(s);
+        }
+        break;
+      }
+      case ir::Opcode::kAllToAll: {
+        EMBER_ASSIGN_OR_RETURN(int64_t split_dim, DimAttr(op, "split_dimension", shape.rank()));
+        EMBER_ASSIGN_OR_RETURN(int64_t concat_dim, DimAttr(op, "concat_dimension", shape.rank()));
+        EMBER_ASSIGN_OR_RETURN(int64_t split_count, fs::IntAttr(op, "split_count", n));
+        if (split_count != n || shape.dim(split_dim) % n != 0) {
+          return fs::OpError(op, absl::StrCat("split_count ", split_count, " over a group of ", n,
+                                              " with split dimension of size ",
+                                              shape.dim(split_dim)));
+        }
+        std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), split_dim, n, esize);
+        std::vector<uint8_t> received(send.size());
+        if (absl::Status s = comm->AllToAll(send, MutableBytes(received)); !s.ok()) {
+          return fail(s);
+        }
+        std::vector<int64_t> joined = shape.dims();
+        joined[split_dim] /= n;
+        joined[concat_dim] *= n;
+        if (joined != out_shape.dims()) {
+          return fs::OpError(op, "result shape does not match split/concat dimensions");
+        }
+        JoinBlocks(received, joined, concat_dim, n, esize, MutableBytes(recv));
+        break;
+      }
+      case ir::Opcode::kCollectivePermute: {
+        EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
+                               fs::IntRowsAttr(op, "source_target_pairs", 2));
+        std::optional<int> source;
+        std::vector<int> targets;
+        for (const auto& pair : pairs) {
+          if (pair.size() != 2) return fs::OpError(op, "source_target_pairs rows must be pairs");
+          if (pair[0] < 0 || pair[0] >= n || pair[1] < 0 || pair[1] >= n) continue;
+          if (pair[1] == rank) source = static_cast<int>(pair[0]);
+          if (pair[0] == rank) targets.push_back(static_cast<int>(pair[1]));
+        }
+        if (absl::Status s = comm->CollectivePermute(in->bytes(), MutableBytes(recv), source, targets);
+            !s.ok()) {
+          return fail(s);
+        }
+        break;
+      }
+      case ir::Opcode::kCollectiveBroadcast: {
+        int root = 0;
+        if (!roots.empty()) {
+          const int64_t value = roots[roots.size() == 1 ? 0 : std::min(i, roots.size() - 1)];
+          if (value < 0 || value >= n) {
+            return fs::OpError(op, absl::StrCat("dynamic root ", value, " outside a group of ", n));
+          }
+          root = static_cast<int>(value);
+        }
+        if (absl::Status s = comm->Broadcast(in->bytes(), MutableBytes(recv), root); !s.ok()) {
+          return fail(s);
+        }
+        break;
+      }
+      default:
+        return fs::OpError(op, "is not a collective op");
+    }
+    EMBER_ASSIGN_OR_RETURN(EvalValue result, ResultFrom(op, i, recv));
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace ember::host

@@ -1,0 +1,468 @@
+// runtime::Executable over several host devices: replicas with collectives, concurrent launches
+// from several threads, SPMD programs with Shardy shardings and manual computations (shard_map),
+// and the argument errors of multi-device launches.
+#include "runtime/executable.h"
+
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "compiler/driver/compile_program.h"
+#include "gtest/gtest.h"
+#include "runtime/spmd_program.h"
+
+namespace ember::runtime {
+namespace {
+
+std::shared_ptr<Client> MakeClient(int devices) {
+  ClientOptions options;
+  options.platform = "host";
+  options.host_device_count = devices;
+  auto client = Client::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *client;
+}
+
+absl::StatusOr<std::unique_ptr<Executable>> Build(std::shared_ptr<Client> client,
+                                                  const std::string& text, int64_t replicas,
+                                                  int64_t partitions, bool spmd = false) {
+  frontend::CompileOptions options;
+  options.num_replicas = replicas;
+  options.num_partitions = partitions;
+  options.use_spmd_partitioning = spmd;
+  for (int64_t r = 0; r < replicas; ++r) {
+    options.device_assignment.emplace_back();
+    for (int64_t p = 0; p < partitions; ++p) {
+      options.device_assignment.back().push_back(r * partitions + p);
+    }
+  }
+  auto program = compiler::CompileProgram(
+      "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+      options);
+  if (!program.ok()) return program.status();
+  return Executable::Create(std::move(client), *std::move(program));
+}
+
+std::unique_ptr<Buffer> Upload(Client& client, Device* device, const std::vector<float>& values,
+                               std::vector<int64_t> dims) {
+  AsyncEventRef done_with_host;
+  auto buffer = client.BufferFromHostBuffer(values.data(), ir::ElementType::kF32, dims, {},
+                                            HostBufferSemantics::kImmutableOnlyDuringCall,
+                                            device->default_memory(), &done_with_host);
+  EXPECT_TRUE(buffer.ok()) << buffer.status();
+  return *std::move(buffer);
+}
+
+std::vector<float> Download(Buffer& buffer) {
+  int64_t n = 1;
+  for (int64_t d : buffer.dims()) n *= d;
+  std::vector<float> out(n);
+  auto done = buffer.ToHost(out.data(), {});
+  EXPECT_TRUE(done.ok()) << done.status();
+  EXPECT_TRUE((*done)->Await().ok());
+  return out;
+}
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+constexpr char kAllReducePlusReplicaId[] = R"(
+module @replicas {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %sum = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) -> tensor<3xf32>
+    %id = stablehlo.replica_id : tensor<ui32>
+    %f = stablehlo.convert %id : (tensor<ui32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %r = stablehlo.add %sum, %b : tensor<3xf32>
+    return %r : tensor<3xf32>
+  }
+})";
+
+TEST(ExecutableTest, ReplicasAllReduceAndKnowTheirIds) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kAllReducePlusReplicaId, 4, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  ASSERT_EQ((*executable)->devices().size(), 4u);
+  std::vector<std::vector<float>> in(4);
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(4);
+  for (int d = 0; d < 4; ++d) {
+    in[d] = Random(3, d);
+    owned.push_back(Upload(*client, client->devices()[d], in[d], {3}));
+    args[d].push_back(owned.back().get());
+  }
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 4; ++d) {
+    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
+    EXPECT_EQ(launch->outputs[d][0]->device(), client->devices()[d]);
+    std::vector<float> out = Download(*launch->outputs[d][0]);
+    for (int i = 0; i < 3; ++i) {
+      const float sum = ((in[0][i] + in[1][i]) + in[2][i]) + in[3][i];
+      EXPECT_NEAR(out[i], sum + d, 1e-5f) << "device " << d << " element " << i;
+    }
+  }
+}
+
+TEST(ExecutableTest, ConcurrentLaunchesFromSeveralThreadsDoNotMix) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kAllReducePlusReplicaId, 4, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  Executable* exe = executable->get();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 5; ++k) {
+        const float base = static_cast<float>(t * 10 + k);
+        std::vector<std::unique_ptr<Buffer>> owned;
+        std::vector<std::vector<Buffer*>> args(4);
+        for (int d = 0; d < 4; ++d) {
+          owned.push_back(Upload(*client, client->devices()[d], {base, base, base}, {3}));
+          args[d].push_back(owned.back().get());
+        }
+        auto launch = exe->Execute(args, {}, nullptr);
+        if (!launch.ok()) {
+          ++failures;
+          continue;
+        }
+        for (int d = 0; d < 4; ++d) {
+          if (!launch->done[d]->Await().ok()) {
+            ++failures;
+            continue;
+          }
+          std::vector<float> out = Download(*launch->outputs[d][0]);
+          if (out[0] != 4 * base + d) ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ExecutableTest, MultiDeviceArgumentErrors) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kAllReducePlusReplicaId, 4, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto buffer = Upload(*client, client->devices()[0], {1, 2, 3}, {3});
+  // Too few argument lists.
+  std::vector<std::vector<Buffer*>> two(2, std::vector<Buffer*>{buffer.get()});
+  auto launch = (*executable)->Execute(two, {}, nullptr);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_EQ(launch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(launch.status().message().find("argument lists for 2 devices"), absl::string_view::npos)
+      << launch.status();
+  // A buffer on the wrong device.
+  std::vector<std::vector<Buffer*>> four(4, std::vector<Buffer*>{buffer.get()});
+  launch = (*executable)->Execute(four, {}, nullptr);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.status().message().find("device list 1"), absl::string_view::npos)
+      << launch.status();
+  // One device of a multi-device executable.
+  launch = (*executable)->Execute(two, {}, client->devices()[0]);
+  EXPECT_EQ(launch.status().code(), absl::StatusCode::kInvalidArgument);
+  // The buffer was not consumed by the failed calls.
+  EXPECT_FALSE(buffer->IsDeleted());
+}
+
+// Replica 3 fails before the all_reduce (an unknown custom call on its branch); its peers,
+// already waiting at the collective, must fail promptly with its error rather than hang.
+constexpr char kOneReplicaFails[] = R"(
+module @fails {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %id = stablehlo.replica_id : tensor<ui32>
+    %three = stablehlo.constant dense<3> : tensor<ui32>
+    %is3 = stablehlo.compare EQ, %id, %three : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+    %y = "stablehlo.if"(%is3) ({
+      %bad = stablehlo.custom_call @ember_test_no_such_target(%x) : (tensor<3xf32>) -> tensor<3xf32>
+      stablehlo.return %bad : tensor<3xf32>
+    }, {
+      stablehlo.return %x : tensor<3xf32>
+    }) : (tensor<i1>) -> tensor<3xf32>
+    %sum = "stablehlo.all_reduce"(%y) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) -> tensor<3xf32>
+    return %sum : tensor<3xf32>
+  }
+})";
+
+TEST(ExecutableTest, AFailingDeviceFailsItsPeersInsteadOfHanging) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kOneReplicaFails, 4, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  (*executable)->set_collective_timeout(absl::Seconds(60));
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(4);
+  for (int d = 0; d < 4; ++d) {
+    owned.push_back(Upload(*client, client->devices()[d], {1, 2, 3}, {3}));
+    args[d].push_back(owned.back().get());
+  }
+  const absl::Time start = absl::Now();
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 4; ++d) {
+    absl::Status s = launch->done[d]->Await();
+    EXPECT_FALSE(s.ok()) << "device " << d;
+    EXPECT_NE(s.message().find("ember_test_no_such_target"), absl::string_view::npos)
+        << "device " << d << ": " << s;
+    EXPECT_FALSE(launch->outputs[d][0]->ReadyEvent()->Await().ok());
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  // The executable still runs a good launch afterwards (its peers' streams are not stuck).
+  auto client_ok = Build(client, kAllReducePlusReplicaId, 4, 1);
+  ASSERT_TRUE(client_ok.ok());
+  auto again = (*client_ok)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (int d = 0; d < 4; ++d) EXPECT_TRUE(again->done[d]->Await().ok());
+}
+
+constexpr char kDouble[] = R"(
+module @double {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %y = stablehlo.add %x, %x : tensor<3xf32>
+    return %y : tensor<3xf32>
+  }
+})";
+
+// A multi-device launch whose input on device 0 comes from a single-device launch that is
+// itself still waiting for its input: the multi-device launch must not occupy device 0's
+// stream while it waits (the producer would queue behind it forever).
+TEST(ExecutableTest, WaitsForInputsFromLaterQueuedWorkWithoutDeadlock) {
+  auto client = MakeClient(4);
+  Device* device0 = client->devices()[0];
+  auto single = Build(client, kDouble, 1, 1);
+  ASSERT_TRUE(single.ok()) << single.status();
+  auto multi = Build(client, kAllReducePlusReplicaId, 4, 1);
+  ASSERT_TRUE(multi.ok()) << multi.status();
+  auto allocation = DeviceAllocation::Allocate(device0->executor(), 3 * sizeof(float));
+  ASSERT_TRUE(allocation.ok()) << allocation.status();
+  AsyncEventRef pending = AsyncEvent::Create();
+  Buffer late(client, device0, device0->default_memory(), ir::ElementType::kF32, {3}, *allocation,
+              pending);
+  auto doubled = (*single)->Execute(std::vector<std::vector<Buffer*>>{{&late}}, {}, nullptr);
+  ASSERT_TRUE(doubled.ok()) << doubled.status();
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(4);
+  args[0].push_back(doubled->outputs[0][0].get());
+  for (int d = 1; d < 4; ++d) {
+    owned.push_back(Upload(*client, client->devices()[d], {1, 1, 1}, {3}));
+    args[d].push_back(owned.back().get());
+  }
+  auto summed = (*multi)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(summed.ok()) << summed.status();
+  // Only now does the first input get its contents.
+  const std::vector<float> values = {1, 2, 3};
+  ASSERT_TRUE(device0->executor()
+                  ->SynchronousMemcpyH2D((*allocation)->memory(), values.data(), 12)
+                  .ok());
+  pending->Set(absl::OkStatus());
+  for (int d = 0; d < 4; ++d) {
+    ASSERT_TRUE(summed->done[d]->Await().ok()) << summed->done[d]->Await();
+    std::vector<float> out = Download(*summed->outputs[d][0]);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], 2 * values[i] + 3 + d);
+  }
+}
+
+TEST(ExecutableTest, TooFewClientDevicesIsAnError) {
+  auto client = MakeClient(2);
+  auto executable = Build(client, kAllReducePlusReplicaId, 4, 1);
+  EXPECT_FALSE(executable.ok());
+}
+
+// Global program with Shardy shardings: x is split by rows over "x", the result by columns.
+constexpr char kShardedMatmul[] = R"(
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                         %b: tensor<6x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x", "y"}]>}) {
+    %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x6xf32>, tensor<6x4xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+})";
+
+TEST(ExecutableTest, SpmdProgramAssemblesShardsAndCutsResults) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kShardedMatmul, 1, 4, /*spmd=*/true);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_TRUE((*executable)->is_spmd());
+  EXPECT_EQ((*executable)->device_parameter_types()[0].dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*executable)->device_result_types()[0].dims(), (std::vector<int64_t>{4, 1}));
+  const std::vector<float> a = Random(24, 1), b = Random(24, 2);
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(4);
+  for (int d = 0; d < 4; ++d) {
+    const int x = d / 2, y = d % 2;  // mesh coordinates of device d
+    std::vector<float> shard;
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 3; ++j) shard.push_back(a[(2 * x + i) * 6 + 3 * y + j]);
+    }
+    owned.push_back(Upload(*client, client->devices()[d], shard, {2, 3}));
+    args[d].push_back(owned.back().get());
+    owned.push_back(Upload(*client, client->devices()[d], b, {6, 4}));
+    args[d].push_back(owned.back().get());
+  }
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 4; ++d) {
+    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
+    std::vector<float> out = Download(*launch->outputs[d][0]);
+    ASSERT_EQ(out.size(), 4u);
+    for (int i = 0; i < 4; ++i) {
+      float want = 0;
+      for (int k = 0; k < 6; ++k) want += a[i * 6 + k] * b[k * 4 + d];
+      EXPECT_NEAR(out[i], want, 1e-4f) << "device " << d << " row " << i;
+    }
+  }
+}
+
+// shard_map as JAX lowers it: psum over the manual axis plus the axis index.
+constexpr char kManual[] = R"(
+module @jit_body attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["i"=4]>
+  func.func public @main(%arg0: tensor<8x2xf32>) -> (tensor<8x2xf32>) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"i"}, {}]>] out_shardings=[<@mesh, [{"i"}, {}]>] manual_axes={"i"} (%arg1: tensor<2x2xf32>) {
+      %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+      ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+        %9 = stablehlo.add %arg2, %arg3 : tensor<f32>
+        stablehlo.return %9 : tensor<f32>
+      }) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      %2 = stablehlo.partition_id : tensor<ui32>
+      %6 = stablehlo.convert %2 : (tensor<ui32>) -> tensor<f32>
+      %7 = stablehlo.broadcast_in_dim %6, dims = [] : (tensor<f32>) -> tensor<2x2xf32>
+      %8 = stablehlo.add %1, %7 : tensor<2x2xf32>
+      sdy.return %8 : tensor<2x2xf32>
+    } : (tensor<8x2xf32>) -> tensor<8x2xf32>
+    %10 = stablehlo.multiply %0, %0 : tensor<8x2xf32>
+    return %10 : tensor<8x2xf32>
+  }
+})";
+
+TEST(ExecutableTest, ManualComputationRunsTheBodyPerDevice) {
+  auto client = MakeClient(4);
+  auto executable = Build(client, kManual, 1, 4, /*spmd=*/true);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  const std::vector<float> x = Random(16, 3);
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(4);
+  for (int d = 0; d < 4; ++d) {  // unannotated argument: every device holds all of it
+    owned.push_back(Upload(*client, client->devices()[d], x, {8, 2}));
+    args[d].push_back(owned.back().get());
+  }
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 4; ++d) {
+    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
+    std::vector<float> out = Download(*launch->outputs[d][0]);
+    ASSERT_EQ(out.size(), 16u);
+    for (int row = 0; row < 8; ++row) {
+      for (int col = 0; col < 2; ++col) {
+        float sum = 0;
+        for (int k = 0; k < 4; ++k) sum += x[(2 * k + row % 2) * 2 + col];
+        const float v = sum + static_cast<float>(row / 2);
+        EXPECT_NEAR(out[row * 2 + col], v * v, 1e-3f) << "device " << d;
+      }
+    }
+  }
+}
+
+TEST(SpmdShardingTest, ParsesMeshesAndShardings) {
+  auto mesh = ParseSdyMesh(R"(#sdy.mesh<["x"=2, "y"=3], device_ids=[5, 4, 3, 2, 1, 0]>)");
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(mesh->sizes, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(*mesh->Coordinates(5), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(*mesh->Coordinates(0), (std::vector<int64_t>{1, 2}));
+  auto sharding = ParseSdySharding(R"(#sdy.sharding<@mesh, [{"y", "x"}, {}], replicated={"z"}>)");
+  ASSERT_TRUE(sharding.ok()) << sharding.status();
+  EXPECT_EQ(sharding->mesh, "mesh");
+  ASSERT_EQ(sharding->dims.size(), 2u);
+  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
+  EXPECT_TRUE(sharding->dims[1].empty());
+  EXPECT_EQ(*ShardDims({12, 5}, *sharding, *mesh), (std::vector<int64_t>{2, 5}));
+  EXPECT_FALSE(ShardDims({7, 5}, *sharding, *mesh).ok());  // uneven
+  auto list = ParseSdyShardingList(R"([<@mesh, [{"x"}]>, <@mesh, [{}, {"y"}]>])");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 2u);
+  EXPECT_FALSE(ParseSdySharding(R"(#sdy.sharding<@mesh, [{"x":(1)2}]>)").ok());
+}
+
+TEST(SpmdShardingTest, ParsesTheGenericPrintedForms) {
+  auto mesh = ParseSdyMesh(
+      R"(#sdy.mesh<axes = [#sdy.mesh_axis<name = "x", size = 2>, #sdy.mesh_axis<name = "y", size = 2>], device_ids = [3, 1, 2, 0]>)");
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(mesh->device_ids, (std::vector<int64_t>{3, 1, 2, 0}));
+  const std::string one =
+      R"(#sdy.sharding<mesh_or_ref = @mesh, dim_shardings = [#sdy.dimension_sharding<axes = [#sdy.axis_ref<name = "y">, #sdy.axis_ref<name = "x">], is_closed = true>, #sdy.dimension_sharding<axes = [], is_closed = true>], replicated_axes = [], unreduced_axes = [], reduction_op = 0>)";
+  auto sharding = ParseSdySharding(one);
+  ASSERT_TRUE(sharding.ok()) << sharding.status();
+  EXPECT_EQ(sharding->mesh, "mesh");
+  ASSERT_EQ(sharding->dims.size(), 2u);
+  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
+  EXPECT_TRUE(sharding->dims[1].empty());
+  auto list = ParseSdyShardingList(absl::StrCat("#sdy.sharding_per_value<value = [", one, ", ", one, "]>"));
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->size(), 2u);
+}
+
+TEST(SpmdShardingTest, GspmdShardingsBecomeMeshes) {
+  auto g = ParseGspmdSharding("{devices=[2,2]<=[2,2]T(1,0)}", 2);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(g->has_value());
+  const auto& [mesh, sharding] = **g;
+  EXPECT_EQ(mesh.sizes, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(mesh.device_ids, (std::vector<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(*mesh.Coordinates(2), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(sharding.dims.size(), 2u);
+  auto rep = ParseGspmdSharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", 2);
+  ASSERT_TRUE(rep.ok() && rep->has_value()) << rep.status();
+  EXPECT_EQ((*rep)->second.dims[0].size(), 1u);
+  EXPECT_TRUE((*rep)->second.dims[1].empty());
+  EXPECT_EQ((*rep)->first.size(), 4);
+  auto listed = ParseGspmdSharding("{devices=[4]3,2,1,0}", 1);
+  ASSERT_TRUE(listed.ok() && listed->has_value());
+  EXPECT_EQ((*listed)->first.device_ids, (std::vector<int64_t>{3, 2, 1, 0}));
+  auto replicated = ParseGspmdSharding("{replicated}", 3);
+  ASSERT_TRUE(replicated.ok());
+  EXPECT_FALSE(replicated->has_value());
+  EXPECT_FALSE(ParseGspmdSharding("{maximal device=1}", 1).ok());
+  EXPECT_FALSE(ParseGspmdSharding("{devices=[2,2]<=[4]}", 1).ok());  // rank mismatch
+}
+
+TEST(SpmdShardingTest, ExtractAndInsertAreInverse) {
+  SdyMesh mesh{{"a", "b"}, {2, 2}, {}};
+  SdySharding sharding{"mesh", {{"b"}, {"a"}}};
+  std::vector<float> values = Random(4 * 6, 9);
+  auto shape = ir::Shape::Make(ir::ElementType::kF32, {4, 6});
+  auto global = ir::Literal::FromValues<float>({4, 6}, values);
+  ASSERT_TRUE(global.ok());
+  auto rebuilt = ir::Literal::Create(*shape);
+  for (int64_t id = 0; id < 4; ++id) {
+    auto shard = ExtractShard(*global, sharding, mesh, id);
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    EXPECT_EQ(shard->shape().dims(), (std::vector<int64_t>{2, 3}));
+    // Device id = a * 2 + b; dim 0 follows b, dim 1 follows a.
+    const int64_t a = id / 2, b = id % 2;
+    auto first = shard->Get<float>({0, 0});
+    EXPECT_EQ(*first, values[(2 * b) * 6 + 3 * a]);
+    ASSERT_TRUE(InsertShard(*shard, sharding, mesh, id, *rebuilt).ok());
+  }
+  EXPECT_TRUE(*rebuilt == *global);
+}
+
+}  // namespace
+}  // namespace ember::runtime
