@@ -12,6 +12,9 @@
 //                                                  the first k (the result's size) entries
 //   stablehlo.dynamic_top_k                        lax.top_k with a k operand (largest first,
 //                                                  ties by lower index, NaN largest)
+//   chlo.top_k                                     the same, k from the results' shape
+//   chlo.<special function>, chlo.next_after, chlo.mulhi
+//                                                  CHLO ops kept by the importer (eval_chlo.cc)
 //   stablehlo.dynamic_rng_bit_generator            rng_bit_generator with a shape operand
 //   stablehlo.dynamic_reduce_window                reduce_window with window operands
 //   Sharding, SPMDFullToShardShape, SPMDShardToFullShape, LayoutConstraint,
@@ -40,6 +43,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "compiler/host/eval_chlo.h"
 #include "compiler/host/eval_family_support.h"
 #include "compiler/host/evaluator.h"
 
@@ -230,9 +234,11 @@ absl::StatusOr<std::vector<EvalValue>> ApproxTopK(const ir::Instruction& inst,
 // Total order key for top_k: NaN above +inf, -0 == +0.
 double TopKKey(double v) { return std::isnan(v) ? std::numeric_limits<double>::infinity() * 2 : v; }
 
-absl::StatusOr<std::vector<EvalValue>> DynamicTopK(const ir::Instruction& inst,
-                                                   std::vector<EvalValue>& operands) {
-  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 2));
+// stablehlo.dynamic_top_k (operand, k) and chlo.top_k (operand; k is the results' last dim).
+absl::StatusOr<std::vector<EvalValue>> TopK(const ir::Instruction& inst,
+                                            std::vector<EvalValue>& operands,
+                                            size_t operand_count) {
+  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, operand_count));
   if (inst.num_results() != 2) return fs::OpError(inst, "top_k has two results");
   EMBER_ASSIGN_OR_RETURN(const ir::Literal* operand, fs::ArrayOperand(inst, operands, 0));
   EMBER_ASSIGN_OR_RETURN(ir::Literal values, fs::ZeroResult(inst, 0));
@@ -432,7 +438,9 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
     return fs::HouseholderProductCore(inst, *a, *taus);
   }
   if (target == "ApproxTopK") return ApproxTopK(inst, operands, evaluator);
-  if (target == "stablehlo.dynamic_top_k") return DynamicTopK(inst, operands);
+  if (target == "stablehlo.dynamic_top_k") return TopK(inst, operands, 2);
+  if (target == "chlo.top_k") return TopK(inst, operands, 1);
+  if (IsEvaluatedChloOp(target)) return EvalChloOp(inst, target, operands);
   if (target == "stablehlo.dynamic_rng_bit_generator") {
     if (operands.empty() || inst.num_results() != 2) {
       return fs::OpError(inst, "expects (state, shape) -> (state, output)");

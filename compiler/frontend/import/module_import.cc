@@ -73,8 +73,15 @@ class Importer {
   absl::Status ImportOp(const Operation& op, ir::Computation* c);
   absl::Status ImportGeneric(const Operation& op, OpView view, ir::AttributeMap discardable,
                              ir::Computation* c);
+  // The op's inherent attributes converted generically, then its discardable ones.
+  absl::StatusOr<ir::AttributeMap> AllAttributes(const Operation& op, const OpView& view,
+                                                 ir::AttributeMap discardable);
   absl::Status ImportAsCustomCall(const Operation& op, const std::string& target,
                                   bool side_effect, ir::AttributeMap extra, ir::Computation* c);
+  // sdy.manual_computation (shard_map): a custom_call "sdy.manual_computation" whose callee is
+  // the body, imported as a private function; in_shardings, out_shardings and manual_axes are
+  // kept as their printed text.
+  absl::Status ImportManualComputation(const Operation& op, ir::Computation* c);
 
   absl::StatusOr<std::vector<ir::Value*>> Operands(const Operation& op);
   absl::StatusOr<std::vector<ir::ValueType>> ResultTypes(const Operation& op);
@@ -328,6 +335,69 @@ absl::Status Importer::ImportAsCustomCall(const Operation& op, const std::string
   return absl::OkStatus();
 }
 
+absl::Status Importer::ImportManualComputation(const Operation& op, ir::Computation* c) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::Value*> operands, Operands(op));
+  EMBER_ASSIGN_OR_RETURN(std::vector<ir::ValueType> results, ResultTypes(op));
+  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) {
+    return OpError(op, "sdy.manual_computation needs one region with one block");
+  }
+  ir::AttributeMap attrs;
+  attrs.Set("call_target_name", ir::Attribute::String("sdy.manual_computation"));
+  attrs.Set("has_side_effect", ir::Attribute::Bool(false));
+  attrs.Set("api_version", ir::Attribute::Int(1));
+  for (const char* attr : {"in_shardings", "out_shardings", "manual_axes"}) {
+    const AttrPtr* value = FindAttr(op, attr);
+    if (value == nullptr || !*value) {
+      return OpError(op, absl::StrCat("sdy.manual_computation needs '", attr, "'"));
+    }
+    attrs.Set(attr, ir::Attribute::String(PrintAttribute(**value)));
+  }
+  std::string body_name;
+  for (int n = 0;; ++n) {
+    body_name = absl::StrCat("sdy.manual_computation.body.", n);
+    if (module_->FindFunction(body_name) == nullptr) break;
+  }
+  EMBER_ASSIGN_OR_RETURN(ir::Computation * body, module_->AddFunction(body_name));
+  absl::Status s = ImportBlock(*op.regions[0].blocks[0], body);
+  if (!s.ok()) return AtOp(op, s);
+  if (body->return_instruction() == nullptr) {
+    return OpError(op, "the body of sdy.manual_computation does not end with sdy.return");
+  }
+  ir::Instruction* inst =
+      c->AddInstruction(ir::Opcode::kCustomCall, std::move(operands), std::move(results),
+                        std::move(attrs), {}, importer::ConvertLocation(op.loc));
+  inst->set_callee(body);
+  MapResults(op, inst);
+  return absl::OkStatus();
+}
+
+// CHLO ops without a StableHLO equivalent that Ember keeps (as custom calls "chlo.<op>"):
+// elementwise special functions and top_k. JAX legalizes CHLO before serializing; the StableHLO
+// test suites use these directly.
+bool IsKeptChloOp(std::string_view name) {
+  static constexpr std::string_view kKept[] = {
+      "chlo.acos",   "chlo.acosh",   "chlo.asin",       "chlo.asinh",      "chlo.atan",
+      "chlo.atanh",  "chlo.sinh",    "chlo.cosh",       "chlo.lgamma",     "chlo.digamma",
+      "chlo.erf",    "chlo.erfc",    "chlo.erf_inv",    "chlo.bessel_i1e", "chlo.is_inf",
+      "chlo.is_neg_inf", "chlo.is_pos_inf", "chlo.next_after", "chlo.mulhi", "chlo.top_k"};
+  return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
+}
+
+absl::StatusOr<ir::AttributeMap> Importer::AllAttributes(const Operation& op, const OpView& view,
+                                                          ir::AttributeMap discardable) {
+  ir::AttributeMap all;
+  for (const auto& [attr_name, value] : view.attrs) {
+    if (!value) continue;
+    absl::StatusOr<ir::Attribute> a = importer::ConvertGeneric(*value, ctx_);
+    if (!a.ok()) {
+      return OpError(op, absl::StrCat("attribute '", attr_name, "': ", a.status().message()));
+    }
+    all.Set(attr_name, *std::move(a));
+  }
+  for (const auto& [attr_name, value] : discardable.entries()) all.Set(attr_name, value);
+  return all;
+}
+
 absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
   const std::string& name = op.name;
   if (name == "builtin.unrealized_conversion_cast") {
@@ -365,6 +435,13 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
     view.name = "stablehlo.tan";
     return ImportGeneric(op, std::move(view), *std::move(discardable), c);
   }
+  if (IsKeptChloOp(name)) {
+    // Kept as a custom call named after the op (attributes such as top_k's k included), for
+    // the evaluator (compiler/host/eval_chlo.cc) and a later legalization pass.
+    EMBER_ASSIGN_OR_RETURN(ir::AttributeMap extra,
+                           AllAttributes(op, view, *std::move(discardable)));
+    return ImportAsCustomCall(op, name, false, std::move(extra), c);
+  }
   if (absl::StartsWith(name, "chlo.")) {
     return absl::UnimplementedError(absl::StrCat(
         DescribeOp(op), ": ", name,
@@ -377,6 +454,7 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
     extra.Set("sdy.sharding", ir::Attribute::String(PrintAttribute(**sharding)));
     return ImportAsCustomCall(op, "Sharding", false, std::move(extra), c);
   }
+  if (name == "sdy.manual_computation") return ImportManualComputation(op, c);
   if (absl::StartsWith(name, "sdy.")) {
     return absl::UnimplementedError(
         absl::StrCat(DescribeOp(op), ": ", name, " is not supported yet"));
@@ -384,15 +462,8 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
   if (absl::StartsWith(name, "check.") || absl::StartsWith(name, "interpreter.")) {
     // Test-harness ops: kept as side-effecting custom calls named after the op, like the
     // `stablehlo.custom_call @check.*` that JAX-generated tests use.
-    ir::AttributeMap extra;
-    for (const auto& [attr_name, value] : view.attrs) {
-      if (!value) continue;
-      absl::StatusOr<ir::Attribute> a = importer::ConvertGeneric(*value, ctx_);
-      if (!a.ok()) return OpError(op, absl::StrCat("attribute '", attr_name, "': ",
-                                                   a.status().message()));
-      extra.Set(attr_name, *std::move(a));
-    }
-    for (const auto& [attr_name, value] : discardable->entries()) extra.Set(attr_name, value);
+    EMBER_ASSIGN_OR_RETURN(ir::AttributeMap extra,
+                           AllAttributes(op, view, *std::move(discardable)));
     return ImportAsCustomCall(op, name, true, std::move(extra), c);
   }
   return OpError(op, absl::StrCat("unknown op '", name, "'"));

@@ -1,0 +1,26 @@
+// Internal to compiler/host: the CHLO ops the importer keeps as custom calls "chlo.<op>"
+// (eval_chlo.cc), dispatched from the custom_call family (eval_custom_call.cc).
+#ifndef EMBER_COMPILER_HOST_EVAL_CHLO_H_
+#define EMBER_COMPILER_HOST_EVAL_CHLO_H_
+
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/host/eval_value.h"
+#include "compiler/ir/module.h"
+
+namespace ember::host {
+
+// Whether `name` ("chlo.erf", ...) is a CHLO op the evaluator computes.
+bool IsEvaluatedChloOp(std::string_view name);
+
+// Elementwise CHLO ops (special functions, inverse/hyperbolic trigonometry, next_after, mulhi);
+// chlo.top_k shares the custom-call family's top_k.
+absl::StatusOr<std::vector<EvalValue>> EvalChloOp(const ir::Instruction& inst,
+                                                  std::string_view name,
+                                                  std::vector<EvalValue>& operands);
+
+}  // namespace ember::host
+
+#endif  // EMBER_COMPILER_HOST_EVAL_CHLO_H_
