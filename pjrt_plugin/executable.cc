@@ -1,4 +1,5 @@
 // PJRT_Client_Compile, PJRT_Executable_* and PJRT_LoadedExecutable_*.
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,7 +14,9 @@
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
 #include "pjrt_plugin/handles.h"
+#include "pjrt_plugin/serialized_executable.h"
 #include "runtime/executable.h"
+#include "runtime/spmd_program.h"
 
 // Owned by the framework (PJRT_Executable_Destroy); one per PJRT_LoadedExecutable_GetExecutable
 // call, sharing the compiled program. Holds the C-layout answers to the output queries.
@@ -25,6 +28,10 @@ struct PJRT_Executable {
   std::vector<const char*> memory_kinds;
   std::vector<size_t> memory_kind_sizes;
   ember::pjrt::NamedValueList cost_properties;
+  // SPMD programs: the signature with its shardings, as PJRT_Executable_OptimizedProgram's MLIR.
+  std::string optimized_program;
+  // What it was compiled from (PJRT_Executable_Serialize, GetCompileOptions).
+  std::shared_ptr<const ember::pjrt::ProgramSource> source;
 };
 
 // Owned by the framework (PJRT_LoadedExecutable_Destroy).
@@ -33,6 +40,7 @@ struct PJRT_LoadedExecutable {
   std::shared_ptr<ember::runtime::Executable> executable;
   std::vector<PJRT_Device*> devices;
   std::vector<PJRT_LogicalDeviceIds> logical_ids;
+  std::shared_ptr<const ember::pjrt::ProgramSource> source;
 };
 
 namespace ember::pjrt {
@@ -44,13 +52,57 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
     std::shared_ptr<runtime::Executable> executable) {
   auto handle = std::make_unique<PJRT_Executable>();
   handle->executable = std::move(executable);
-  for (const ir::ValueType& type : handle->executable->program().result_types) {
+  // What one device returns: for SPMD programs, the shards (as XLA reports the partitioned
+  // program's result shapes).
+  for (const ir::ValueType& type : handle->executable->device_result_types()) {
     handle->output_types.push_back(ToPjrtBufferType(type.element_type()));
     handle->output_dims.insert(handle->output_dims.end(), type.dims().begin(), type.dims().end());
     handle->output_dim_sizes.push_back(type.dims().size());
     handle->memory_kinds.push_back(kDeviceMemoryKind);
     handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
+  const runtime::Executable& bound = *handle->executable;
+  if (bound.spmd() != nullptr && bound.devices().size() > 1) {
+    handle->optimized_program = bound.spmd()->SignatureModuleText(bound.program().name);
+  }
+  return handle;
+}
+
+// Compiles `format`/`code` with the serialized CompileOptionsProto `options` and binds it to
+// the client's devices (PJRT_Client_Compile and PJRT_Executable_DeserializeAndLoad).
+absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Client* client,
+                                                                      std::string format,
+                                                                      std::string code,
+                                                                      std::string options) {
+  if (format != "mlir" && format != "hlo" && format != "hlo_with_config") {
+    return Verbatim(
+        absl::InvalidArgumentError(absl::StrCat("Unknown program format '", format, "'.")));
+  }
+  EMBER_ASSIGN_OR_RETURN(frontend::CompileOptions compile_options,
+                         frontend::ReadCompileOptions(absl::Span<const uint8_t>(
+                             reinterpret_cast<const uint8_t*>(options.data()), options.size())));
+  EMBER_ASSIGN_OR_RETURN(
+      auto compiled,
+      compiler::CompileProgram(
+          format,
+          absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(code.data()), code.size()),
+          compile_options));
+  const std::string fingerprint = compiled->fingerprint;
+  EMBER_ASSIGN_OR_RETURN(auto executable,
+                         runtime::Executable::Create(client->client, std::move(compiled)));
+  auto handle = std::make_unique<PJRT_LoadedExecutable>();
+  handle->client = client;
+  handle->executable = std::move(executable);
+  const int64_t partitions = handle->executable->num_partitions();
+  int64_t index = 0;
+  for (runtime::Device* device : handle->executable->devices()) {
+    handle->devices.push_back(client->device_map.at(device));
+    handle->logical_ids.push_back(PJRT_LogicalDeviceIds{static_cast<int>(index / partitions),
+                                                        static_cast<int>(index % partitions)});
+    ++index;
+  }
+  handle->source = std::make_shared<const ProgramSource>(ProgramSource{
+      std::move(format), std::move(code), std::move(options), fingerprint});
   return handle;
 }
 
@@ -62,38 +114,71 @@ EMBER_PJRT_ENTRY(PJRT_Client_Compile) {
   if (program.code == nullptr && program.code_size != 0) {
     return absl::InvalidArgumentError("`program->code` is null");
   }
-  std::string format(program.format, program.format_size);
-  if (format != "mlir" && format != "hlo" && format != "hlo_with_config") {
-    return Verbatim(
-        absl::InvalidArgumentError(absl::StrCat("Unknown program format '", format, "'.")));
-  }
   if (args->compile_options == nullptr && args->compile_options_size != 0) {
     return absl::InvalidArgumentError("`compile_options` is null");
   }
   EMBER_ASSIGN_OR_RETURN(
-      frontend::CompileOptions options,
-      frontend::ReadCompileOptions(absl::Span<const uint8_t>(
-          reinterpret_cast<const uint8_t*>(args->compile_options), args->compile_options_size)));
-  EMBER_ASSIGN_OR_RETURN(
-      auto compiled,
-      compiler::CompileProgram(format, absl::Span<const uint8_t>(
-                                           reinterpret_cast<const uint8_t*>(program.code),
-                                           program.code_size),
-                               options));
-  EMBER_ASSIGN_OR_RETURN(auto executable,
-                         runtime::Executable::Create(args->client->client, std::move(compiled)));
-  auto handle = std::make_unique<PJRT_LoadedExecutable>();
-  handle->client = args->client;
-  handle->executable = std::move(executable);
-  const int64_t partitions = handle->executable->num_partitions();
-  int64_t index = 0;
-  for (runtime::Device* device : handle->executable->devices()) {
-    handle->devices.push_back(args->client->device_map.at(device));
-    handle->logical_ids.push_back(PJRT_LogicalDeviceIds{static_cast<int>(index / partitions),
-                                                        static_cast<int>(index % partitions)});
-    ++index;
-  }
+      std::unique_ptr<PJRT_LoadedExecutable> handle,
+      CompileAndLoad(args->client, std::string(program.format, program.format_size),
+                     std::string(program.code, program.code_size),
+                     std::string(args->compile_options, args->compile_options_size)));
   args->executable = handle.release();
+  return absl::OkStatus();
+}
+
+void DeleteSerializedBytes(PJRT_SerializedExecutable* bytes) {
+  delete reinterpret_cast<std::string*>(bytes);
+}
+
+void DeleteSerializedOptions(PJRT_SerializedCompileOptions* bytes) {
+  delete reinterpret_cast<std::string*>(bytes);
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_Serialize) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  if (args->executable->source == nullptr) {
+    return absl::FailedPreconditionError("the executable has no program to serialize");
+  }
+  auto* bytes = new std::string(SerializeExecutable(*args->executable->source));
+  args->serialized_bytes = bytes->data();
+  args->serialized_bytes_size = bytes->size();
+  args->serialized_executable = reinterpret_cast<PJRT_SerializedExecutable*>(bytes);
+  args->serialized_executable_deleter = &DeleteSerializedBytes;
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_GetCompileOptions) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  if (args->executable->source == nullptr) {
+    return absl::FailedPreconditionError("the executable has no compile options");
+  }
+  auto* bytes = new std::string(args->executable->source->compile_options);
+  args->serialized_bytes = bytes->data();
+  args->serialized_bytes_size = bytes->size();
+  args->serialized_compile_options = reinterpret_cast<PJRT_SerializedCompileOptions*>(bytes);
+  args->serialized_compile_options_deleter = &DeleteSerializedOptions;
+  return absl::OkStatus();
+}
+
+EMBER_PJRT_ENTRY(PJRT_Executable_DeserializeAndLoad) {
+  EMBER_PJRT_REQUIRE(args->client);
+  if (args->serialized_executable == nullptr && args->serialized_executable_size != 0) {
+    return absl::InvalidArgumentError("`serialized_executable` is null");
+  }
+  EMBER_ASSIGN_OR_RETURN(
+      ProgramSource source,
+      DeserializeExecutable(std::string_view(args->serialized_executable,
+                                             args->serialized_executable_size)));
+  // Options given at load time replace the stored ones (the field exists from struct_size 72).
+  if (EMBER_PJRT_HAS_FIELD(args, overridden_serialized_compile_options_size) &&
+      args->overridden_serialized_compile_options != nullptr) {
+    source.compile_options = std::string(args->overridden_serialized_compile_options,
+                                         args->overridden_serialized_compile_options_size);
+  }
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_LoadedExecutable> handle,
+                         CompileAndLoad(args->client, std::move(source.format),
+                                        std::move(source.code), std::move(source.compile_options)));
+  args->loaded_executable = handle.release();
   return absl::OkStatus();
 }
 
@@ -154,6 +239,36 @@ EMBER_PJRT_ENTRY(PJRT_Executable_OutputMemoryKinds) {
   args->num_outputs = args->executable->memory_kinds.size();
   args->memory_kinds = args->executable->memory_kinds.data();
   args->memory_kind_sizes = args->executable->memory_kind_sizes.data();
+  return absl::OkStatus();
+}
+
+// For SPMD programs: a module with the entry's signature and the shardings Ember gives its
+// parameters and results (GSPMD `mhlo.sharding` strings), which is what the framework reads
+// the output shardings from. Other programs have nothing to report beyond the input program.
+EMBER_PJRT_ENTRY(PJRT_Executable_OptimizedProgram) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  EMBER_PJRT_REQUIRE(args->program);
+  const std::string& text = args->executable->optimized_program;
+  if (text.empty()) {
+    return absl::UnimplementedError(
+        "PJRT_Executable_OptimizedProgram is not implemented by Ember yet for single-device "
+        "programs");
+  }
+  static constexpr char kFormat[] = "mlir";
+  PJRT_Program* program = args->program;
+  program->format = kFormat;
+  program->format_size = sizeof(kFormat) - 1;
+  if (program->code == nullptr) {
+    program->code_size = text.size();
+    return absl::OkStatus();
+  }
+  if (program->code_size < text.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the program buffer holds ", program->code_size,
+                                                   " bytes; the optimized program needs ",
+                                                   text.size()));
+  }
+  std::memcpy(program->code, text.data(), text.size());
+  program->code_size = text.size();
   return absl::OkStatus();
 }
 
@@ -230,7 +345,9 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Destroy) {
 
 EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_GetExecutable) {
   EMBER_PJRT_REQUIRE(args->loaded_executable);
-  args->executable = NewExecutableHandle(args->loaded_executable->executable).release();
+  std::unique_ptr<PJRT_Executable> handle = NewExecutableHandle(args->loaded_executable->executable);
+  handle->source = args->loaded_executable->source;
+  args->executable = handle.release();
   return absl::OkStatus();
 }
 
@@ -333,6 +450,10 @@ void BindExecutableEntries(PJRT_Api& api) {
   api.PJRT_Executable_OutputDimensions = &PJRT_Executable_OutputDimensions_Entry;
   api.PJRT_Executable_OutputMemoryKinds = &PJRT_Executable_OutputMemoryKinds_Entry;
   api.PJRT_Executable_Fingerprint = &PJRT_Executable_Fingerprint_Entry;
+  api.PJRT_Executable_Serialize = &PJRT_Executable_Serialize_Entry;
+  api.PJRT_Executable_GetCompileOptions = &PJRT_Executable_GetCompileOptions_Entry;
+  api.PJRT_Executable_DeserializeAndLoad = &PJRT_Executable_DeserializeAndLoad_Entry;
+  api.PJRT_Executable_OptimizedProgram = &PJRT_Executable_OptimizedProgram_Entry;
   api.PJRT_Executable_GetCompiledMemoryStats = &PJRT_Executable_GetCompiledMemoryStats_Entry;
   api.PJRT_LoadedExecutable_Destroy = &PJRT_LoadedExecutable_Destroy_Entry;
   api.PJRT_LoadedExecutable_GetExecutable = &PJRT_LoadedExecutable_GetExecutable_Entry;
