@@ -19,24 +19,10 @@ namespace fs = family_support;
 using collectives::ConstBytes;
 using collectives::MutableBytes;
 
-int64_t ChannelId(const ir::Instruction& inst) {
-  const ir::Attribute* a = inst.attribute("channel_handle");
-  if (a == nullptr) a = inst.attribute("channel_id");
-  if (a == nullptr) return 0;
-  if (a->kind == ir::Attribute::Kind::kInt) return a->i;
-  if (a->kind == ir::Attribute::Kind::kDict) {
-    for (const auto& [name, value] : a->dict) {
-      if (name == "handle" && value.kind == ir::Attribute::Kind::kInt) return value.i;
-    }
-  }
-  if (a->kind == ir::Attribute::Kind::kInts && !a->ints.empty()) return a->ints[0];
-  return 0;
-}
-
 enum class Mode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
 
 absl::StatusOr<Mode> GroupMode(const ir::Instruction& inst) {
-  const bool channel = ChannelId(inst) > 0;
+  const bool channel = fs::ChannelId(inst) > 0;
   switch (inst.opcode()) {
     case ir::Opcode::kAllReduce:
     case ir::Opcode::kAllGather:

@@ -197,6 +197,27 @@ absl::StatusOr<std::vector<EvalValue>> EvalUnary(const ir::Instruction& inst, Fn
   return ArrayResult(std::move(out));
 }
 
+// Operands and result of a binary op whose operands and result share one type.
+struct SameTypeBinary {
+  const ir::Literal* x;
+  const ir::Literal* y;
+  ir::Literal out;
+};
+
+absl::StatusOr<SameTypeBinary> SameTypeOperands(const ir::Instruction& inst,
+                                                std::vector<EvalValue>& operands) {
+  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 2));
+  SameTypeBinary b;
+  EMBER_ASSIGN_OR_RETURN(b.x, fs::ArrayOperand(inst, operands, 0));
+  EMBER_ASSIGN_OR_RETURN(b.y, fs::ArrayOperand(inst, operands, 1));
+  if (b.x->shape() != b.y->shape()) return fs::OpError(inst, "operands must have the same type");
+  EMBER_ASSIGN_OR_RETURN(b.out, fs::ZeroResult(inst, 0));
+  if (b.out.shape() != b.x->shape()) {
+    return fs::OpError(inst, "the result must have the operand type");
+  }
+  return b;
+}
+
 // The representable value after x in the direction of y, in x's own type.
 template <typename T>
 T NextAfter(T x, T y) {
@@ -215,12 +236,10 @@ T NextAfter(T x, T y) {
 
 absl::StatusOr<std::vector<EvalValue>> EvalNextAfter(const ir::Instruction& inst,
                                                      std::vector<EvalValue>& operands) {
-  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 2));
-  EMBER_ASSIGN_OR_RETURN(const ir::Literal* x, fs::ArrayOperand(inst, operands, 0));
-  EMBER_ASSIGN_OR_RETURN(const ir::Literal* y, fs::ArrayOperand(inst, operands, 1));
-  if (x->shape() != y->shape()) return fs::OpError(inst, "operands must have the same type");
-  EMBER_ASSIGN_OR_RETURN(ir::Literal out, fs::ZeroResult(inst, 0));
-  if (out.shape() != x->shape()) return fs::OpError(inst, "the result must have the operand type");
+  EMBER_ASSIGN_OR_RETURN(SameTypeBinary b, SameTypeOperands(inst, operands));
+  const ir::Literal* x = b.x;
+  const ir::Literal* y = b.y;
+  ir::Literal& out = b.out;
   absl::Status status = ir::VisitElementType(x->element_type(), [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || kIsNarrowFloat<T>) {
@@ -241,12 +260,10 @@ absl::StatusOr<std::vector<EvalValue>> EvalNextAfter(const ir::Instruction& inst
 // The high half of the double-width product of two integers of one type.
 absl::StatusOr<std::vector<EvalValue>> EvalMulhi(const ir::Instruction& inst,
                                                  std::vector<EvalValue>& operands) {
-  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 2));
-  EMBER_ASSIGN_OR_RETURN(const ir::Literal* x, fs::ArrayOperand(inst, operands, 0));
-  EMBER_ASSIGN_OR_RETURN(const ir::Literal* y, fs::ArrayOperand(inst, operands, 1));
-  if (x->shape() != y->shape()) return fs::OpError(inst, "operands must have the same type");
-  EMBER_ASSIGN_OR_RETURN(ir::Literal out, fs::ZeroResult(inst, 0));
-  if (out.shape() != x->shape()) return fs::OpError(inst, "the result must have the operand type");
+  EMBER_ASSIGN_OR_RETURN(SameTypeBinary b, SameTypeOperands(inst, operands));
+  const ir::Literal* x = b.x;
+  const ir::Literal* y = b.y;
+  ir::Literal& out = b.out;
   absl::Status status = ir::VisitElementType(x->element_type(), [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

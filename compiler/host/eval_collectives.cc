@@ -25,27 +25,13 @@ namespace {
 
 namespace fs = family_support;
 
-int64_t ChannelId(const ir::Instruction& inst) {
-  const ir::Attribute* a = inst.attribute("channel_handle");
-  if (a == nullptr) a = inst.attribute("channel_id");
-  if (a == nullptr) return 0;
-  if (a->kind == ir::Attribute::Kind::kInt) return a->i;
-  if (a->kind == ir::Attribute::Kind::kDict) {
-    for (const auto& [name, value] : a->dict) {
-      if (name == "handle" && value.kind == ir::Attribute::Kind::kInt) return value.i;
-    }
-  }
-  if (a->kind == ir::Attribute::Kind::kInts && !a->ints.empty()) return a->ints[0];
-  return 0;
-}
-
 // Size of the process group that contains this process, per the spec's grouping rules.
 absl::StatusOr<int64_t> GroupSize(const ir::Instruction& inst, const EvalOptions& o,
                                   bool partition_only_when_channel) {
   EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
                          fs::IntRowsAttr(inst, "replica_groups", 0));
   EMBER_ASSIGN_OR_RETURN(bool global_ids, fs::BoolAttr(inst, "use_global_device_ids", false));
-  const bool channel = ChannelId(inst) > 0;
+  const bool channel = fs::ChannelId(inst) > 0;
   int64_t self = o.replica_id;
   int64_t all = o.num_replicas;
   int64_t multiplier = 1;
@@ -134,7 +120,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalCollectivePermute(const ir::Instructi
   EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
                          fs::IntRowsAttr(inst, "source_target_pairs", 2));
   const EvalOptions& o = evaluator.options();
-  const int64_t self = ChannelId(inst) > 0 ? o.partition_id : o.replica_id;
+  const int64_t self = fs::ChannelId(inst) > 0 ? o.partition_id : o.replica_id;
   for (const std::vector<int64_t>& pair : pairs) {
     if (pair.size() != 2) return fs::OpError(inst, "source_target_pairs rows must be pairs");
     if (pair[1] != self) continue;

@@ -234,4 +234,20 @@ absl::StatusOr<std::vector<EvalValue>> RunRegion(Evaluator& evaluator,
   return evaluator.Run(region, std::move(args));
 }
 
+// The channel of a collective: `channel_handle` (a dict with `handle`, an int or ints) or
+// `channel_id`; 0 when it has none.
+int64_t ChannelId(const ir::Instruction& inst) {
+  const ir::Attribute* a = inst.attribute("channel_handle");
+  if (a == nullptr) a = inst.attribute("channel_id");
+  if (a == nullptr) return 0;
+  if (a->kind == ir::Attribute::Kind::kInt) return a->i;
+  if (a->kind == ir::Attribute::Kind::kDict) {
+    for (const auto& [name, value] : a->dict) {
+      if (name == "handle" && value.kind == ir::Attribute::Kind::kInt) return value.i;
+    }
+  }
+  if (a->kind == ir::Attribute::Kind::kInts && !a->ints.empty()) return a->ints[0];
+  return 0;
+}
+
 }  // namespace ember::host::family_support

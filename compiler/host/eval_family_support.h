@@ -284,6 +284,9 @@ absl::StatusOr<std::vector<EvalValue>> HouseholderProductCore(const ir::Instruct
                                                               const ir::Literal& a,
                                                               const ir::Literal& taus);
 
+// The channel id of a collective op (channel_handle or channel_id); 0 when it has none.
+int64_t ChannelId(const ir::Instruction& inst);
+
 }  // namespace ember::host::family_support
 
 #endif  // EMBER_COMPILER_HOST_EVAL_FAMILY_SUPPORT_H_
