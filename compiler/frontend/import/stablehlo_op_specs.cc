@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +28,7 @@ using ir::Opcode;
 
 enum class Intent {
   kInt, kInts, kPairs, kBool, kBools, kFloat, kString, kStrings, kLiteral, kGroups, kDict,
-  kAny, kApiVersion, kLayouts, kAliases,
+  kAny, kApiVersion, kLayouts, kTilings, kAliases,
 };
 enum class Policy {
   kRequired,          // error when absent
@@ -187,7 +188,7 @@ const absl::flat_hash_map<Opcode, std::vector<AttrSpec>>& Specs() {
         {"operand_layouts", Intent::kLayouts, Policy::kOmitEmpty},
         {"result_layouts", Intent::kLayouts, Policy::kOmitEmpty},
         {"output_operand_aliases", Intent::kAliases, Policy::kOmitEmpty},
-        {"result_tilings", Intent::kLayouts, Policy::kOmitEmpty}};
+        {"result_tilings", Intent::kTilings, Policy::kOmitEmpty}};
     (*m)[Opcode::kDot] = {kPrecision};
     (*m)[Opcode::kDotGeneral] = {
         {"lhs_batching_dimensions", Intent::kInts, Policy::kDefault, NoInts},
@@ -284,6 +285,66 @@ const DialectParam* Param(const Attribute& attr, const char* name) {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+// A layout or a tile of custom_call: a 1-D tensor of `index` (dense<[1, 0]> : tensor<2xindex>,
+// #vhlo.tensor_v1 of !vhlo.index_v1), whose elements are stored as 64-bit integers; Ember has
+// no index element type, so these are read here. Other integer spellings go through ReadInts.
+absl::StatusOr<std::vector<int64_t>> ReadIndexVector(const Attribute& attr,
+                                                     const ImportContext& ctx) {
+  const Type* type = nullptr;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (attr.kind == AttrKind::kDenseElements && attr.type) {
+    type = attr.type.get();
+    data = attr.data.data();
+    size = attr.data.size();
+  } else if (IsVhlo(attr, "tensor_v1")) {
+    const DialectParam* t = Param(attr, "type");
+    const DialectParam* d = Param(attr, "data");
+    if (t != nullptr && d != nullptr && t->type) {
+      type = t->type.get();
+      data = reinterpret_cast<const uint8_t*>(d->s.data());
+      size = d->s.size();
+    }
+  }
+  if (type == nullptr) return ReadInts(attr, ctx);
+  std::vector<int64_t> dims;
+  const Type* element = nullptr;
+  if (type->kind == TypeKind::kRankedTensor) {
+    dims = type->shape;
+    element = type->element.get();
+  } else if (type->kind == TypeKind::kDialect && type->dialect == "vhlo" &&
+             type->name == "tensor_v1") {
+    for (const DialectParam& p : type->params) {
+      if (p.name == "shape") {
+        for (const DialectParam& d : p.list) dims.push_back(d.i);
+      } else if (p.name == "element") {
+        element = p.type.get();
+      }
+    }
+  }
+  const bool is_index =
+      element != nullptr &&
+      (element->kind == TypeKind::kIndex ||
+       (element->kind == TypeKind::kDialect && element->dialect == "vhlo" &&
+        element->name == "index_v1"));
+  if (!is_index) return ReadInts(attr, ctx);
+  if (dims.size() != 1 || dims[0] < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a 1-D static index tensor, got ", PrintAttribute(attr)));
+  }
+  const size_t n = static_cast<size_t>(dims[0]);
+  // Dense data is n 64-bit elements, or one (a splat).
+  if (size != 8 * n && !(size == 8 && n > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("index dense data of ", size, " bytes for ",
+                                                   n, " elements in ", PrintAttribute(attr)));
+  }
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::memcpy(&out[i], data + (size == 8 ? 0 : 8 * i), 8);
+  }
+  return out;
 }
 
 absl::StatusOr<IrAttr> ConvertAlias(const Attribute& attr) {
@@ -384,8 +445,25 @@ absl::StatusOr<IrAttr> ConvertByIntent(Intent intent, const AttrPtr& attr,
       std::vector<IrAttr> list;
       for (const AttrPtr& e : elements) {
         if (!e) return absl::InvalidArgumentError("null list element");
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadInts(*e, ctx));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIndexVector(*e, ctx));
         list.push_back(IrAttr::Ints(std::move(v)));
+      }
+      return IrAttr::List(std::move(list));
+    }
+    case Intent::kTilings: {
+      // One tiling per result, each a list of tiles (1-D index tensors), outermost first.
+      EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> tilings, ReadArray(*attr));
+      std::vector<IrAttr> list;
+      for (const AttrPtr& tiling : tilings) {
+        if (!tiling) return absl::InvalidArgumentError("null list element");
+        EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> tiles, ReadArray(*tiling));
+        std::vector<IrAttr> tile_list;
+        for (const AttrPtr& tile : tiles) {
+          if (!tile) return absl::InvalidArgumentError("null list element");
+          EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIndexVector(*tile, ctx));
+          tile_list.push_back(IrAttr::Ints(std::move(v)));
+        }
+        list.push_back(IrAttr::List(std::move(tile_list)));
       }
       return IrAttr::List(std::move(list));
     }

@@ -153,17 +153,68 @@ func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
             "mydialect.frob at model.mlir:3:3: unknown op 'mydialect.frob'");
   EXPECT_EQ(Error(R"(
 func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
-  %0 = chlo.erf %a : tensor<2xf32> -> tensor<2xf32>
+  %0 = "chlo.ragged_dot"(%a) : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 })"),
-            "chlo.erf at model.mlir:3:3: chlo.erf is not supported by the importer (legalize "
-            "CHLO to StableHLO first)");
+            "chlo.ragged_dot at model.mlir:3:3: chlo.ragged_dot is not supported by the importer "
+            "(legalize CHLO to StableHLO first)");
   EXPECT_EQ(Error(R"(
 func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {
   return %a : tensor<?xf32>
 })"),
             "argument 0 of main: type tensor<?xf32> has a dynamic dimension (Ember needs static "
             "shapes)");
+}
+
+// Layouts and (StableHLO 1.18) result tilings are 1-D tensors of `index`.
+TEST(ImportTest, CustomCallLayoutsAndResultTilingsAreIndexTensors) {
+  EXPECT_EQ(Text(R"(
+func.func @main(%a: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %0 = stablehlo.custom_call @foo(%a) {
+    operand_layouts = [dense<[1, 0]> : tensor<2xindex>],
+    result_layouts = [dense<[0, 1]> : tensor<2xindex>],
+    result_tilings = [[dense<[8, 128]> : tensor<2xindex>, dense<2> : tensor<1xindex>]]
+  } : (tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %0 : tensor<64x256xf32>
+})"),
+            "module @module\n"
+            "func public @main(%0: tensor<64x256xf32>) -> (tensor<64x256xf32>) {\n"
+            "  %1 = custom_call(%0) {call_target_name = \"foo\", has_side_effect = false, "
+            "api_version = 1, operand_layouts = [[1, 0]], result_layouts = [[0, 1]], "
+            "result_tilings = [[[8, 128], [2]]]} : tensor<64x256xf32>\n"
+            "  return(%1)\n"
+            "}\n");
+  // Empty lists are VHLO's default and are dropped.
+  EXPECT_EQ(Text(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @foo(%a) {result_tilings = []} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "module @module\n"
+            "func public @main(%0: tensor<2xf32>) -> (tensor<2xf32>) {\n"
+            "  %1 = custom_call(%0) {call_target_name = \"foo\", has_side_effect = false, "
+            "api_version = 1} : tensor<2xf32>\n"
+            "  return(%1)\n"
+            "}\n");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @foo(%a) {
+    result_tilings = [[dense<[[8, 128]]> : tensor<1x2xindex>]]
+  } : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "stablehlo.custom_call at model.mlir:3:3: attribute 'result_tilings': expected a 1-D "
+            "static index tensor, got dense<\"0x08000000000000008000000000000000\"> : "
+            "tensor<1x2xindex>");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @foo(%a) {
+    result_tilings = [dense<[8, 128]> : tensor<2xindex>]
+  } : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "stablehlo.custom_call at model.mlir:3:3: attribute 'result_tilings': expected an "
+            "array, got dense<\"0x08000000000000008000000000000000\"> : tensor<2xindex>");
 }
 
 TEST(ImportTest, SkippingFailingFunctionsReportsThem) {
