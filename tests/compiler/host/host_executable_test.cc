@@ -40,22 +40,26 @@ std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
     switch (p->type().element_type()) {
       case ir::ElementType::kF32: {
         std::uniform_real_distribution<float> d(-3, 3);
-        for (float& x : lit.mutable_data<float>().value()) x = d(rng);
+        const absl::Span<float> data = lit.mutable_data<float>().value();
+        for (float& x : data) x = d(rng);
         break;
       }
       case ir::ElementType::kF64: {
         std::uniform_real_distribution<double> d(-3, 3);
-        for (double& x : lit.mutable_data<double>().value()) x = d(rng);
+        const absl::Span<double> data = lit.mutable_data<double>().value();
+        for (double& x : data) x = d(rng);
         break;
       }
       case ir::ElementType::kS32: {
         std::uniform_int_distribution<int32_t> d(-1000, 1000);
-        for (int32_t& x : lit.mutable_data<int32_t>().value()) x = d(rng);
+        const absl::Span<int32_t> data = lit.mutable_data<int32_t>().value();
+        for (int32_t& x : data) x = d(rng);
         break;
       }
       case ir::ElementType::kS64: {
         std::uniform_int_distribution<int64_t> d(-(int64_t{1} << 40), int64_t{1} << 40);
-        for (int64_t& x : lit.mutable_data<int64_t>().value()) x = d(rng);
+        const absl::Span<int64_t> data = lit.mutable_data<int64_t>().value();
+        for (int64_t& x : data) x = d(rng);
         break;
       }
       case ir::ElementType::kPred: {

@@ -36,10 +36,12 @@ std::vector<host::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t s
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     if (p->type().element_type() == ir::ElementType::kF32) {
       std::uniform_real_distribution<float> d(-2, 2);
-      for (float& x : lit.mutable_data<float>().value()) x = d(rng);
+      const absl::Span<float> data = lit.mutable_data<float>().value();
+      for (float& x : data) x = d(rng);
     } else if (p->type().element_type() == ir::ElementType::kS32) {
       std::uniform_int_distribution<int32_t> d(-50, 50);
-      for (int32_t& x : lit.mutable_data<int32_t>().value()) x = d(rng);
+      const absl::Span<int32_t> data = lit.mutable_data<int32_t>().value();
+      for (int32_t& x : data) x = d(rng);
     }
     args.push_back(host::EvalValue::Array(std::move(lit)));
   }
