@@ -464,6 +464,19 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
     // `stablehlo.custom_call @check.*` that JAX-generated tests use.
     EMBER_ASSIGN_OR_RETURN(ir::AttributeMap extra,
                            AllAttributes(op, view, *std::move(discardable)));
+    // The check dialect's ops spell their tolerances out (with these defaults), while a
+    // `stablehlo.custom_call @check.*` carries none and gets the interpreter's looser ones
+    // (see compiler/host/eval_custom_call.cc); materialize the op's defaults here.
+    if (name == "check.expect_close") {
+      if (extra.Find("max_ulp_difference") == nullptr) {
+        extra.Set("max_ulp_difference", ir::Attribute::Int(1));
+      }
+      if (extra.Find("min_ulp_difference") == nullptr) {
+        extra.Set("min_ulp_difference", ir::Attribute::Int(0));
+      }
+    } else if (name == "check.expect_almost_eq" || name == "check.expect_almost_eq_const") {
+      if (extra.Find("tolerance") == nullptr) extra.Set("tolerance", ir::Attribute::Float(1e-4));
+    }
     return ImportAsCustomCall(op, name, true, std::move(extra), c);
   }
   return OpError(op, absl::StrCat("unknown op '", name, "'"));

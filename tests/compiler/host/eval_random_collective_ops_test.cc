@@ -7,6 +7,7 @@
 //   ../shared/testdata/stablehlo/testdata);
 // - Random123's kat_vectors for Threefry-2x32-20 and Philox-4x32-10 (the vectors JAX's
 //   random_test.py and TensorFlow's XLA stateful_random_ops_test.py check XLA against).
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -350,6 +351,31 @@ TEST(EvalCustomCall, CheckTargets) {
                   {TensorType(ET::kPred, {})}, Target("check.eq"));
   ASSERT_TRUE(eq.ok()) << eq.status();
   EXPECT_EQ(Values<bool>((*eq)[0].array), (std::vector<bool>{true}));
+}
+
+// A custom-call check carries no tolerance and gets the StableHLO interpreter's: 0..3 ULP for
+// expect_close, 1e-3 absolute (same sign) for expect_almost_eq; explicit attributes win.
+TEST(EvalCustomCall, CheckTolerances) {
+  OpRunner r;
+  auto ulps_away = [](float x, int n) {
+    for (int i = 0; i < n; ++i) x = std::nextafter(x, 2.0f * x);
+    return x;
+  };
+  auto close = [&](float expected, float actual, ir::AttributeMap attrs) {
+    return r.Run(ir::Opcode::kCustomCall, {Lit<float>({1}, {actual}), Lit<float>({1}, {expected})},
+                 {}, std::move(attrs)).ok();
+  };
+  EXPECT_TRUE(close(1.5f, ulps_away(1.5f, 3), Target("check.expect_close")));
+  EXPECT_FALSE(close(1.5f, ulps_away(1.5f, 4), Target("check.expect_close")));
+  ir::AttributeMap strict = Target("check.expect_close");
+  strict.Set("max_ulp_difference", ir::Attribute::Int(1));
+  EXPECT_FALSE(close(1.5f, ulps_away(1.5f, 2), std::move(strict)));
+  EXPECT_TRUE(close(100.0f, 100.0009f, Target("check.expect_almost_eq")));
+  EXPECT_FALSE(close(100.0f, 100.002f, Target("check.expect_almost_eq")));
+  EXPECT_FALSE(close(0.0002f, -0.0002f, Target("check.expect_almost_eq")));
+  ir::AttributeMap tight = Target("check.expect_almost_eq");
+  tight.Set("tolerance", ir::Attribute::Float(1e-4));
+  EXPECT_FALSE(close(100.0f, 100.0009f, std::move(tight)));
 }
 
 }  // namespace
