@@ -27,6 +27,9 @@
 //   check.expect_close (max/min_ulp_difference), check.eq (returns i1),
 //   check.expect_eq_const / check.expect_almost_eq_const (expected value in `value`)
 //                                                  the StableHLO test suites' checks
+//   interpreter.print                              the operand on stdout
+//   interpreter.probe, check.expect_serialized_eq  the interpreter's probes (values kept in
+//                                                  memory for the execution)
 // The tolerances: the check dialect's ops carry theirs (the importer fills in the op's defaults,
 // 1e-4 and 1/0 ULP); a `stablehlo.custom_call @check.expect_*` carries none and gets the StableHLO
 // interpreter's values for the custom-call form: 1e-3 absolute, and 0 to 3 ULP.
@@ -39,6 +42,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -46,6 +50,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/host/eval_chlo.h"
 #include "compiler/host/eval_family_support.h"
 #include "compiler/host/evaluator.h"
@@ -420,10 +425,52 @@ absl::StatusOr<std::vector<EvalValue>> Check(const ir::Instruction& inst, const 
   return std::vector<EvalValue>();
 }
 
+// interpreter.probe records its operand under `probe_id` and returns it;
+// check.expect_serialized_eq compares its operand with the `iteration`-th (default 0; `iter` in the text form) value recorded
+// under `probe_id`. The interpreter keeps them in files of a probe directory; the evaluator keeps
+// them in memory for the execution, which is what the check needs.
+absl::StatusOr<std::vector<EvalValue>> Probe(const ir::Instruction& inst, const std::string& target,
+                                             std::vector<EvalValue>& operands,
+                                             Evaluator& evaluator) {
+  EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 1));
+  EMBER_ASSIGN_OR_RETURN(const ir::Literal* value, fs::ArrayOperand(inst, operands, 0));
+  EMBER_ASSIGN_OR_RETURN(std::string id, fs::StringAttr(inst, "probe_id"));
+  if (target == "interpreter.probe") {
+    EMBER_ASSIGN_OR_RETURN(ir::Literal copy, value->Clone());
+    evaluator.RecordProbe(id, std::move(copy));
+    return Passthrough(inst, operands);
+  }
+  EMBER_ASSIGN_OR_RETURN(int64_t iteration, fs::IntAttr(inst, "iteration", 0));
+  const ir::Literal* recorded = evaluator.FindProbe(id, iteration);
+  if (recorded == nullptr) {
+    return fs::OpError(inst, absl::StrCat("check.expect_serialized_eq: no value recorded for probe '",
+                                          id, "' at iteration ", iteration));
+  }
+  EMBER_ASSIGN_OR_RETURN(std::string mismatch, Compare(inst, *value, *recorded, /*mode=*/0));
+  if (!mismatch.empty()) {
+    return fs::OpError(inst, absl::StrCat("check.expect_serialized_eq failed for probe '", id,
+                                          "': ", mismatch));
+  }
+  return std::vector<EvalValue>();
+}
+
 absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& inst,
                                                       std::vector<EvalValue>& operands,
                                                       Evaluator& evaluator) {
   EMBER_ASSIGN_OR_RETURN(std::string target, fs::StringAttr(inst, "call_target_name"));
+  if (target == "interpreter.probe" || target == "check.expect_serialized_eq") {
+    return Probe(inst, target, operands, evaluator);
+  }
+  if (target == "interpreter.print") {
+    // The interpreter's debug print: the operand's value on stdout, one whole print at a time
+    // (devices of a multi-device launch print from their own threads).
+    EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 1));
+    EMBER_ASSIGN_OR_RETURN(const ir::Literal* value, fs::ArrayOperand(inst, operands, 0));
+    static absl::Mutex* print_mutex = new absl::Mutex();
+    absl::MutexLock lock(print_mutex);
+    std::cout << inst.operand(0)->type().ToString() << " " << value->ToString() << std::endl;
+    return std::vector<EvalValue>();
+  }
   if (target == "Sharding" || target == "SPMDFullToShardShape" ||
       target == "SPMDShardToFullShape" || target == "LayoutConstraint" ||
       target == "annotate_device_placement" || target == "MoveToHost" || target == "MoveToDevice" ||

@@ -81,6 +81,19 @@ absl::Status MakeRowMajor(EvalValue& value) {
 Evaluator::Evaluator(EvalOptions options) : options_(options) {}
 Evaluator::~Evaluator() = default;
 
+void Evaluator::RecordProbe(const std::string& id, ir::Literal value) {
+  probes_[id].push_back(std::move(value));
+}
+
+const ir::Literal* Evaluator::FindProbe(const std::string& id, int64_t iteration) const {
+  auto it = probes_.find(id);
+  if (it == probes_.end() || iteration < 0 ||
+      iteration >= static_cast<int64_t>(it->second.size())) {
+    return nullptr;
+  }
+  return &it->second[static_cast<size_t>(iteration)];
+}
+
 const Evaluator::Plan& Evaluator::GetPlan(const ir::Computation& computation) {
   for (const auto& [c, plan] : plans_) {
     if (c == &computation) return *plan;

@@ -5,9 +5,11 @@
 #define EMBER_COMPILER_HOST_EVALUATOR_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -50,6 +52,12 @@ class Evaluator {
 
   const EvalOptions& options() const { return options_; }
 
+  // The StableHLO interpreter's probes (`interpreter.probe`): each visit of a probe id records
+  // its value, in order, for `check.expect_serialized_eq` (probe id and `iter`) to compare
+  // against, for as long as this evaluator lives (one execution).
+  void RecordProbe(const std::string& id, ir::Literal value);
+  const ir::Literal* FindProbe(const std::string& id, int64_t iteration) const;
+
  private:
   struct Frame;
   struct Plan;
@@ -63,6 +71,7 @@ class Evaluator {
   // Per-computation use counts, built on first use and dropped when the outermost Run returns
   // (so a later Run sees the IR as it is then).
   std::vector<std::pair<const ir::Computation*, std::unique_ptr<Plan>>> plans_;
+  std::map<std::string, std::vector<ir::Literal>> probes_;
 };
 
 // ---- For op implementations (compiler/host/eval_*.cc) ----
