@@ -17,6 +17,7 @@ const char* CollectiveKindName(CollectiveKind kind) {
     case CollectiveKind::kAllToAll: return "all_to_all";
     case CollectiveKind::kCollectivePermute: return "collective_permute";
     case CollectiveKind::kBroadcast: return "collective_broadcast";
+    case CollectiveKind::kReduce: return "collective_reduce";
   }
   return "collective";
 }

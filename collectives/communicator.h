@@ -42,6 +42,7 @@ enum class CollectiveKind {
   kAllToAll,
   kCollectivePermute,
   kBroadcast,
+  kReduce,
 };
 const char* CollectiveKindName(CollectiveKind kind);
 
@@ -67,6 +68,10 @@ class Communicator {
                                          absl::Span<const int> targets) = 0;
   // Every rank receives root's send.
   virtual absl::Status Broadcast(ConstBytes send, MutableBytes recv, int root) = 0;
+  // root receives reduce(send of every rank) (send.size() == recv.size()); the other ranks'
+  // recv is zero-filled.
+  virtual absl::Status Reduce(ConstBytes send, MutableBytes recv, int root,
+                              const ReduceFn& reduce) = 0;
 };
 
 }  // namespace ember::collectives

@@ -101,6 +101,22 @@ class InProcessCommunicator final : public Communicator {
     return absl::OkStatus();
   }
 
+  absl::Status Reduce(ConstBytes send, MutableBytes recv, int root,
+                      const ReduceFn& reduce) override {
+    EMBER_RETURN_IF_ERROR(CheckSize(CollectiveKind::kReduce, "recv", recv.size(), send.size()));
+    if (root < 0 || root >= size()) {
+      return Error(CollectiveKind::kReduce, absl::StrCat("root rank ", root, " out of range"));
+    }
+    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kReduce, send));
+    if (rank_ != root) {
+      if (!recv.empty()) std::memset(recv.data(), 0, recv.size());
+      return absl::OkStatus();
+    }
+    std::vector<ConstBytes> inputs;
+    for (const auto& d : rv->deposits) inputs.push_back(ConstBytes(d.payload));
+    return reduce(inputs, recv);
+  }
+
  private:
   absl::Status Error(CollectiveKind kind, const std::string& what) const {
     return absl::InvalidArgumentError(

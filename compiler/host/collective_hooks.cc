@@ -26,7 +26,8 @@ absl::StatusOr<Mode> GroupMode(const ir::Instruction& inst) {
   switch (inst.opcode()) {
     case ir::Opcode::kAllReduce:
     case ir::Opcode::kAllGather:
-    case ir::Opcode::kReduceScatter: {
+    case ir::Opcode::kReduceScatter:
+    case ir::Opcode::kCollectiveReduce: {
       EMBER_ASSIGN_OR_RETURN(bool global_ids, fs::BoolAttr(inst, "use_global_device_ids", false));
       if (!channel) return Mode::kCrossReplica;
       return global_ids ? Mode::kFlattenedIds : Mode::kCrossReplicaAndPartition;
@@ -244,6 +245,18 @@ class RegionReducer {
   ir::Computation* lifted_ = nullptr;
 };
 
+// The root rank for data operand i: 0, or the has_dynamic_root operand's value (one per data
+// operand, or one for all).
+absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_t>& roots,
+                             size_t i, int64_t n) {
+  if (roots.empty()) return 0;
+  const int64_t value = roots[roots.size() == 1 ? 0 : std::min(i, roots.size() - 1)];
+  if (value < 0 || value >= n) {
+    return fs::OpError(op, absl::StrCat("dynamic root ", value, " outside a group of ", n));
+  }
+  return static_cast<int>(value);
+}
+
 absl::StatusOr<EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, ConstBytes bytes) {
   EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(inst, i));
   if (bytes.size() != static_cast<size_t>(shape.ByteSize())) {
@@ -400,10 +413,11 @@ absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruct
   const std::string op_id = absl::StrCat(reinterpret_cast<uintptr_t>(&op), "#", occurrence);
 
   std::vector<EvalValue> results;
-  // collective_broadcast with has_dynamic_root takes the root ranks (one per data operand, or
-  // one for all) as its last operand.
+  // collective_broadcast / collective_reduce with has_dynamic_root take the root ranks (one per
+  // data operand, or one for all) as their last operand.
   EMBER_ASSIGN_OR_RETURN(bool dynamic_root,
-                         op.opcode() == ir::Opcode::kCollectiveBroadcast
+                         op.opcode() == ir::Opcode::kCollectiveBroadcast ||
+                                 op.opcode() == ir::Opcode::kCollectiveReduce
                              ? fs::BoolAttr(op, "has_dynamic_root", false)
                              : absl::StatusOr<bool>(false));
   std::vector<int64_t> roots;
@@ -521,15 +535,19 @@ absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruct
         }
         break;
       }
-      case ir::Opcode::kCollectiveBroadcast: {
-        int root = 0;
-        if (!roots.empty()) {
-          const int64_t value = roots[roots.size() == 1 ? 0 : std::min(i, roots.size() - 1)];
-          if (value < 0 || value >= n) {
-            return fs::OpError(op, absl::StrCat("dynamic root ", value, " outside a group of ", n));
-          }
-          root = static_cast<int>(value);
+      case ir::Opcode::kCollectiveReduce: {
+        // The root is the group's first process unless given; the others' results are zeros.
+        EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
+        RegionReducer reducer(op, shape);
+        EMBER_RETURN_IF_ERROR(reducer.Init());
+        if (absl::Status s = comm->Reduce(in->bytes(), MutableBytes(recv), root, reducer.AsReduceFn());
+            !s.ok()) {
+          return fail(s);
         }
+        break;
+      }
+      case ir::Opcode::kCollectiveBroadcast: {
+        EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
         if (absl::Status s = comm->Broadcast(in->bytes(), MutableBytes(recv), root); !s.ok()) {
           return fail(s);
         }

@@ -1,5 +1,6 @@
 // Reference evaluation of the process-id and collective ops: replica_id, partition_id,
-// all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute, collective_broadcast.
+// all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute, collective_broadcast,
+// collective_reduce.
 //
 // replica_id / partition_id come from EvalOptions. Collectives go through
 // EvalOptions::collectives when it is set: the hook receives the instruction and this
@@ -8,8 +9,8 @@
 // evaluator runs one process: a collective whose process group (per the spec's cross_replica /
 // cross_partition / cross_replica_and_partition / flattened_ids rules, from `replica_groups`,
 // `channel_handle` and `use_global_device_ids`) holds only this process is evaluated as a group
-// of one: all_reduce, all_gather, reduce_scatter, all_to_all and collective_broadcast return
-// their operands; collective_permute returns the operand where a pair sends this process to
+// of one: all_reduce, all_gather, reduce_scatter, all_to_all, collective_broadcast and
+// collective_reduce (whose root is the group's first process) return their operands; collective_permute returns the operand where a pair sends this process to
 // itself, and zeros where no pair targets it. A group of more than one process without hooks is
 // an error naming the op.
 #include <algorithm>
@@ -162,6 +163,7 @@ void RegisterCollectiveOps(OpTable& table) {
   table.Register(ir::Opcode::kReduceScatter, EvalGroupCollective<false>);
   table.Register(ir::Opcode::kAllToAll, EvalGroupCollective<true>);
   table.Register(ir::Opcode::kCollectiveBroadcast, EvalGroupCollective<true>);
+  table.Register(ir::Opcode::kCollectiveReduce, EvalGroupCollective<false>);
   table.Register(ir::Opcode::kCollectivePermute, EvalCollectivePermute);
 }
 

@@ -17,6 +17,7 @@ namespace ember::ir {
   X(kBroadcast, "broadcast") X(kBroadcastInDim, "broadcast_in_dim") X(kCase, "case")             \
   X(kCbrt, "cbrt") X(kCeil, "ceil") X(kCholesky, "cholesky") X(kClamp, "clamp")                  \
   X(kCollectiveBroadcast, "collective_broadcast") X(kCollectivePermute, "collective_permute")    \
+  X(kCollectiveReduce, "collective_reduce")                                                      \
   X(kCompare, "compare") X(kComplex, "complex") X(kComposite, "composite")                       \
   X(kConcatenate, "concatenate") X(kConstant, "constant") X(kConvert, "convert")                 \
   X(kConvolution, "convolution") X(kCosine, "cosine") X(kCountLeadingZeros, "count_leading_zeros") \

@@ -160,8 +160,11 @@ absl::Status ReplicaGroups(const OpChecker& c, const char* name, int64_t* group_
 
 absl::Status Collective(const OpChecker& c) {
   RETURN_IF_ERROR(c.OperandCountAtLeast(1));
-  // collective_broadcast with has_dynamic_root takes the root index as a last operand.
-  const size_t n = c.opcode() == Opcode::kCollectiveBroadcast && c.BoolOr("has_dynamic_root", false)
+  // collective_broadcast / collective_reduce with has_dynamic_root take the root index as a
+  // last operand.
+  const size_t n = (c.opcode() == Opcode::kCollectiveBroadcast ||
+                    c.opcode() == Opcode::kCollectiveReduce) &&
+                           c.BoolOr("has_dynamic_root", false)
                        ? c.num_operands() - 1
                        : c.num_operands();
   RETURN_IF_ERROR(c.ResultCount(n));
@@ -227,13 +230,14 @@ absl::Status Collective(const OpChecker& c) {
       out[*split] /= *count;
       out[*concat] *= *count;
       RETURN_IF_ERROR(c.ResultIs(i, TensorOf(c.operand(i).element_type(), out)));
-    } else if (c.opcode() == Opcode::kAllReduce) {
+    } else if (c.opcode() == Opcode::kAllReduce || c.opcode() == Opcode::kCollectiveReduce) {
       RETURN_IF_ERROR(c.ResultDims(i, c.operand(i).dims()));
     } else {
       RETURN_IF_ERROR(c.ResultIs(i, c.operand(i)));
     }
   }
-  if (c.opcode() == Opcode::kAllReduce || c.opcode() == Opcode::kReduceScatter) {
+  if (c.opcode() == Opcode::kAllReduce || c.opcode() == Opcode::kReduceScatter ||
+      c.opcode() == Opcode::kCollectiveReduce) {
     RETURN_IF_ERROR(c.RegionCount(1));
     // The computation may promote the element type (is_promotable): same kind, no narrower.
     const Computation* body = c.inst().regions()[0];
@@ -305,7 +309,8 @@ absl::Status VerifyControl(const OpChecker& c) {
     case Opcode::kReduceScatter:
     case Opcode::kAllToAll:
     case Opcode::kCollectivePermute:
-    case Opcode::kCollectiveBroadcast: return Collective(c);
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectiveReduce: return Collective(c);
     case Opcode::kSelectAndScatter: {
       RETURN_IF_ERROR(c.OperandCount(3));
       RETURN_IF_ERROR(c.RegionCount(2));

@@ -52,6 +52,7 @@ bool HasSideEffects(const ir::Instruction& instruction) {
     case Opcode::kAllToAll:
     case Opcode::kReduceScatter:
     case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectiveReduce:
     case Opcode::kCollectivePermute:
     case Opcode::kReplicaId:
     case Opcode::kPartitionId:

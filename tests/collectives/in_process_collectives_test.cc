@@ -154,6 +154,25 @@ TEST(InProcessCollectivesTest, BroadcastFromRoot) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(out[r], in[2]);
 }
 
+TEST(InProcessCollectivesTest, ReduceToRootZerosElsewhere) {
+  InProcessCollectives hub;
+  const int n = 3;
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(5, 7));
+  for (int r = 0; r < n; ++r) in[r] = Random(5, 70 + r);
+  RunRanks(hub, hub.NewRunId(), "rd", n, [&](int r, Communicator& c) {
+    EXPECT_TRUE(c.Reduce(AsBytes(in[r]), AsBytes(out[r]), 1, SumInt32()).ok());
+  });
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(out[1][i], in[0][i] + in[1][i] + in[2][i]) << "element " << i;
+    EXPECT_EQ(out[0][i], 0);
+    EXPECT_EQ(out[2][i], 0);
+  }
+  auto comm = hub.Join(CliqueKey{hub.NewRunId(), "bad", {1, 2}}, 0);
+  ASSERT_TRUE(comm.ok());
+  EXPECT_EQ((*comm)->Reduce(AsBytes(in[0]), AsBytes(in[1]), 2, SumInt32()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(InProcessCollectivesTest, ConcurrentRunsWithTheSameOpDoNotMix) {
   InProcessCollectives hub;
   const int n = 4, runs = 6;

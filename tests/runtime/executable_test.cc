@@ -3,6 +3,7 @@
 // and the argument errors of multi-device launches.
 #include "runtime/executable.h"
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -110,6 +111,51 @@ TEST(ExecutableTest, ReplicasAllReduceAndKnowTheirIds) {
     for (int i = 0; i < 3; ++i) {
       const float sum = ((in[0][i] + in[1][i]) + in[2][i]) + in[3][i];
       EXPECT_NEAR(out[i], sum + d, 1e-5f) << "device " << d << " element " << i;
+    }
+  }
+}
+
+// collective_reduce (StableHLO 1.19): the root of each group gets the reduction, the others
+// zeros; with has_dynamic_root the root's rank in the group is the last operand.
+constexpr char kCollectiveReduce[] = R"(
+module @reduce_to_root {
+  func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+    %to_first = "stablehlo.collective_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    %root = stablehlo.constant dense<2> : tensor<1xi32>
+    %to_third = "stablehlo.collective_reduce"(%x, %root) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %m = stablehlo.maximum %a, %b : tensor<f32>
+        stablehlo.return %m : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>, has_dynamic_root} : (tensor<2xf32>, tensor<1xi32>) -> tensor<2xf32>
+    return %to_first, %to_third : tensor<2xf32>, tensor<2xf32>
+  }
+})";
+
+TEST(ExecutableTest, CollectiveReduceGivesTheRootTheReduction) {
+  auto client = MakeClient(3);
+  auto executable = Build(client, kCollectiveReduce, 3, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<float>> in(3);
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(3);
+  for (int d = 0; d < 3; ++d) {
+    in[d] = Random(2, 40 + d);
+    owned.push_back(Upload(*client, client->devices()[d], in[d], {2}));
+    args[d].push_back(owned.back().get());
+  }
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 3; ++d) {
+    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
+    std::vector<float> sum = Download(*launch->outputs[d][0]);
+    std::vector<float> max = Download(*launch->outputs[d][1]);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_NEAR(sum[i], d == 0 ? (in[0][i] + in[1][i]) + in[2][i] : 0.0f, 1e-6f) << d;
+      EXPECT_EQ(max[i], d == 2 ? std::max({in[0][i], in[1][i], in[2][i]}) : 0.0f) << d;
     }
   }
 }

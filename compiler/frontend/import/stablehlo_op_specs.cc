@@ -159,6 +159,9 @@ const absl::flat_hash_map<Opcode, std::vector<AttrSpec>>& Specs() {
     (*m)[Opcode::kCollectiveBroadcast] = {
         kReplicaGroups, kChannelId,
         {"has_dynamic_root", Intent::kBool, Policy::kOmitDefault, False}};
+    (*m)[Opcode::kCollectiveReduce] = {
+        kReplicaGroups, kChannelId, kGlobalIds,
+        {"has_dynamic_root", Intent::kBool, Policy::kOmitDefault, False}};
     (*m)[Opcode::kCollectivePermute] = {
         {"source_target_pairs", Intent::kGroups, Policy::kRequired}, kChannelId};
     for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,

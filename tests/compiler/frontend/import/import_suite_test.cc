@@ -283,11 +283,12 @@ TEST_F(ImportSuiteTest, NewerVhloOpVersions) {
     const std::string text = FunctionText(v20.text, name);
     EXPECT_NE(text.find("collective_broadcast("), std::string::npos) << name << ": " << text;
   }
-  std::string reduce_error;
-  for (const std::string& s : v20.skipped) {
-    if (absl::StartsWith(s, "@op_collective_reduce:")) reduce_error = s;
-  }
-  EXPECT_NE(reduce_error.find("vhlo.collective_reduce_v1"), std::string::npos) << reduce_error;
+  // 1.19's collective_reduce, with the root operand of has_dynamic_root.
+  const std::string reduce = FunctionText(v20.text, "op_collective_reduce");
+  EXPECT_NE(reduce.find("collective_reduce(%0, %1)"), std::string::npos) << reduce;
+  EXPECT_NE(reduce.find("has_dynamic_root = true"), std::string::npos) << reduce;
+  EXPECT_NE(FunctionText(v20.text, "default_collective_reduce").find("collective_reduce(%0)"),
+            std::string::npos);
 }
 
 // The StableHLO version the plugin advertises (the framework serializes at min(its own, this))
