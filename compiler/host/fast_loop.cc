@@ -252,6 +252,23 @@ void MapIndices(const Request& r, const std::vector<int64_t>& dims,
     return;
   }
   if (r.list != nullptr) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    if (count <= (int64_t{1} << 31)) {
+      // 32-bit divisions: several times cheaper than 64-bit ones on many x86 cores.
+      for (int64_t i = 0; i < r.n; ++i) {
+        uint32_t l = static_cast<uint32_t>(r.list[i]);
+        int64_t cur = offset;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          const uint32_t dim = static_cast<uint32_t>(dims[d]);
+          const uint32_t q = l / dim;
+          cur += static_cast<int64_t>(l - q * dim) * stride[d];
+          l = q;
+        }
+        out[i] = cur;
+      }
+      return;
+    }
     for (int64_t i = 0; i < r.n; ++i) {
       int64_t l = r.list[i];
       int64_t cur = offset;
@@ -659,6 +676,26 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
                        for (int64_t k = 0; k < run; ++k) {
                          std::memcpy(o + (at + k) * bytes, base + (cur + k * s) * bytes, bytes);
                        }
+                     }
+                   });
+        result = out;
+      } else if (r.list == nullptr && !node.dims.empty() && node.dims.back() >= 8 &&
+                 node.src_stride.back() <= 1) {
+        // A contiguous request whose runs along the last dim are contiguous (stride 1) or one
+        // value (stride 0) in the operand: ask the operand for each run, so index lists (a
+        // division per element and dim) are never built.
+        auto* o = static_cast<uint8_t*>(out);
+        const bool fill = node.src_stride.back() == 0;
+        void* edge = c.scratch.slot(node.edge_slot);
+        ForEachRun(r, node.dims, node.src_stride, node.src_offset,
+                   [&](int64_t at, int64_t cur, int64_t run) {
+                     uint8_t* dst_run = o + at * bytes;
+                     if (fill) {
+                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, 1}, edge);
+                       FillBytes(v, bytes, run, dst_run);
+                     } else {
+                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, run}, dst_run);
+                       if (v != dst_run) std::memmove(dst_run, v, static_cast<size_t>(run * bytes));
                      }
                    });
         result = out;
