@@ -776,13 +776,27 @@ T FoldPartial(const T* v, int64_t n) {
 
 // acc[target[i]] = op(acc[target[i]], v[i]); each run of equal targets is folded on its own
 // (FoldPartial when long) and then into the accumulator.
+// Where the values of one chunk go: list[i] for value i, or (when list is null) rows of `row`
+// consecutive inputs starting at input `start` (trailing-dim reductions).
+struct Targets {
+  const int64_t* list = nullptr;
+  int64_t start = 0;
+  int64_t row = 1;
+};
+
 template <typename T, Opcode kOp, bool kFirst>
-void FoldRuns(const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldRuns(const T* v, const Targets& target, int64_t n, T* acc) {
   int64_t i = 0;
   while (i < n) {
-    const int64_t t = target[i];
-    int64_t j = i + 1;
-    while (j < n && target[j] == t) ++j;
+    int64_t t, j;
+    if (target.list == nullptr) {
+      t = (target.start + i) / target.row;
+      j = std::min(n, (t + 1) * target.row - target.start);
+    } else {
+      t = target.list[i];
+      j = i + 1;
+      while (j < n && target.list[j] == t) ++j;
+    }
     T a = acc[t];
     if (j - i >= 32) {
       a = Fold<T, kOp, kFirst>(a, FoldPartial<T, kOp>(v + i, j - i));
@@ -844,7 +858,7 @@ void CombineParts(Opcode op, bool first, const T* part, int64_t n, T* acc) {
 }
 
 template <typename T, Opcode kOp>
-void FoldOrdered(bool first, const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldOrdered(bool first, const T* v, const Targets& target, int64_t n, T* acc) {
   if (first) {
     FoldRuns<T, kOp, true>(v, target, n, acc);
   } else {
@@ -853,7 +867,7 @@ void FoldOrdered(bool first, const T* v, const int64_t* target, int64_t n, T* ac
 }
 
 template <typename T>
-void FoldLoop(Opcode op, bool first, const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldLoop(Opcode op, bool first, const T* v, const Targets& target, int64_t n, T* acc) {
   switch (op) {
     case Opcode::kAdd: FoldOrdered<T, Opcode::kAdd>(first, v, target, n, acc); return;
     case Opcode::kMultiply: FoldOrdered<T, Opcode::kMultiply>(first, v, target, n, acc); return;
@@ -1055,15 +1069,19 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPoo
       ++scratch.gen;
       Context c{nodes_, inputs, scratch, start, n};
       const void* values = Eval(c, root_, Request{nullptr, start, n}, nullptr);
-      // The index slot of the root node is free once its values are computed? Not necessarily
-      // (a map root returns its operand's data), so targets use a dedicated buffer.
-      thread_local std::vector<int64_t> targets;
-      if (targets.size() < static_cast<size_t>(kChunk)) targets.resize(kChunk);
-      MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, targets.data());
+      // Trailing-dim reductions: targets are rows of row_ inputs. Otherwise a list (in a
+      // dedicated buffer: the root's index slot may still hold data the values point into).
+      Targets targets{nullptr, start, row_};
+      if (row_ <= 0) {
+        thread_local std::vector<int64_t> list;
+        if (list.size() < static_cast<size_t>(kChunk)) list.resize(kChunk);
+        MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, list.data());
+        targets.list = list.data();
+      }
       switch (reduce_type_) {
 #define EMBER_CASE(E, T)                                                                          \
   case E:                                                                                         \
-    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets.data(), n,         \
+    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets, n,                \
                 static_cast<T*>(acc));                                                            \
     break;
         EMBER_FAST_TYPES(EMBER_CASE)
