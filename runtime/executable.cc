@@ -54,6 +54,24 @@ absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
   return absl::OkStatus();
 }
 
+// Runs a program on one host device without copies: parameters are read where the argument
+// buffers live and results are written into the output allocations (fresh, so they never alias
+// an argument; donated arguments stay alive in `holds` until the launch is done).
+absl::Status RunInPlace(const compiler::CompiledProgram& program,
+                        const std::vector<Buffer::Hold>& holds,
+                        const std::vector<std::shared_ptr<DeviceAllocation>>& out,
+                        const host::EvalOptions& options) {
+  std::vector<const void*> args(holds.size());
+  for (size_t i = 0; i < holds.size(); ++i) args[i] = holds[i].allocation->memory().opaque;
+  std::vector<void*> results(out.size());
+  std::vector<uint64_t> sizes(out.size());
+  for (size_t r = 0; r < out.size(); ++r) {
+    results[r] = out[r]->memory().opaque;
+    sizes[r] = out[r]->memory().size;
+  }
+  return program.host->RunInPlace(args, results, sizes, options);
+}
+
 absl::Duration DefaultCollectiveTimeout() {
   if (const char* env = std::getenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS")) {
     char* end = nullptr;
@@ -327,20 +345,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
           }
           absl::Status enqueued = stream->EnqueueHostCallback(
               [=, holds = std::move(holds)]() -> absl::Status {
-                absl::Status result = [&]() -> absl::Status {
-                  std::vector<host::EvalValue> args;
-                  for (size_t i = 0; i < holds.size(); ++i) {
-                    EMBER_ASSIGN_OR_RETURN(
-                        ir::Literal literal,
-                        ReadLiteral(parameter_types[i], device, *holds[i].allocation));
-                    args.push_back(host::EvalValue::Array(std::move(literal)));
-                  }
-                  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> values,
-                                         program->host->Run(std::move(args), host::EvalOptions{}));
-                  std::vector<ir::Literal> results;
-                  for (auto& v : values) results.push_back(std::move(v.array));
-                  return WriteResults(results, device, out);
-                }();
+                absl::Status result = RunInPlace(*program, holds, out, host::EvalOptions{});
                 finish(result);
                 // A failed program fails its outputs, not the device's stream.
                 return absl::OkStatus();
@@ -408,6 +413,12 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
         DeviceWork* w = &(*work)[d];
         absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
             [group, work, w, d, finish, parameter_types]() -> absl::Status {
+              if (group->spmd == nullptr) {
+                host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
+                                              w->replica, w->partition);
+                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
+                return absl::OkStatus();
+              }
               absl::StatusOr<std::vector<ir::Literal>> args =
                   [&]() -> absl::StatusOr<std::vector<ir::Literal>> {
                 std::vector<ir::Literal> literals;
@@ -421,21 +432,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
               }();
               absl::Status result = [&]() -> absl::Status {
                 std::vector<ir::Literal> results;
-                if (group->spmd != nullptr) {
-                  EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
-                } else {
-                  if (!args.ok()) return args.status();
-                  std::vector<host::EvalValue> values;
-                  for (auto& literal : *args) {
-                    values.push_back(host::EvalValue::Array(std::move(literal)));
-                  }
-                  host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
-                                                w->replica, w->partition);
-                  EMBER_ASSIGN_OR_RETURN(
-                      std::vector<host::EvalValue> outs,
-                      group->program->host->Run(std::move(values), hooks.Options()));
-                  for (auto& v : outs) results.push_back(std::move(v.array));
-                }
+                EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
                 return WriteResults(results, w->device, w->out);
               }();
               finish(*group, *w, result);

@@ -1,18 +1,34 @@
-// dot_general of the fast host backend through Eigen (the only translation unit that includes
-// Eigen, to keep builds fast). Operands are viewed as [B, M, K] and [B, K, N] matrices without a
+// dot_general of the fast host backend through Eigen (fast_gemm.inc, included here for the
+// baseline ISA and by fast_dot_avx2.cc for AVX2 + FMA, chosen at run time by CPU). Operands are viewed as [B, M, K] and [B, K, N] matrices without a
 // copy when their dimension order allows (either orientation of each matrix), else copied once
 // through a permutation; the output [batch..., lhs free..., rhs free...] is [B, M, N] row-major.
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "absl/strings/str_cat.h"
 #include "compiler/host/fast_kernels.h"
 
+#define EMBER_GEMM_NS gemm_base
+#include "compiler/host/fast_gemm.inc"
+#undef EMBER_GEMM_NS
+
 namespace ember::host::fast {
+namespace gemm_avx2 {
+// fast_dot_avx2.cc: the same Eigen product compiled for AVX2 + FMA.
+void GemmRows(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
+              int64_t r0, int64_t r1, bool lhs_row, bool rhs_row);
+void GemmRows(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n,
+              int64_t r0, int64_t r1, bool lhs_row, bool rhs_row);
+}  // namespace gemm_avx2
+
 namespace {
+
+// The AVX2 + FMA build of the product when the CPU has both (checked once).
+bool UseAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2;
+}
 
 const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
   const ir::Attribute* a = inst.attribute(name);
@@ -57,32 +73,17 @@ void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<i
 }
 
 template <typename T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-
-template <typename T, typename L, typename R>
-void MultiplyRows(const T* lhs, const T* rhs, T* out, int64_t m, int64_t k, int64_t n,
-                  int64_t row_begin, int64_t row_end) {
-  // lhs: M x K (L = RowMat: stored [M, K]; ColMat: stored [K, M]); rhs: K x N likewise.
-  Eigen::Map<const L> a(lhs, m, k);
-  Eigen::Map<const R> b(rhs, k, n);
-  Eigen::Map<RowMat<T>> c(out, m, n);
-  c.middleRows(row_begin, row_end - row_begin).noalias() =
-      a.middleRows(row_begin, row_end - row_begin) * b;
-}
-
-template <typename T>
 void RunTyped(const DotKernel&, const T* lhs, const T* rhs, T* out, int64_t batch, int64_t m,
               int64_t k, int64_t n, bool lhs_row, bool rhs_row, ThreadPool& pool) {
   auto one = [&](int64_t b, int64_t r0, int64_t r1) {
     const T* a = lhs + b * m * k;
     const T* x = rhs + b * k * n;
     T* c = out + b * m * n;
-    if (lhs_row && rhs_row) MultiplyRows<T, RowMat<T>, RowMat<T>>(a, x, c, m, k, n, r0, r1);
-    else if (lhs_row) MultiplyRows<T, RowMat<T>, ColMat<T>>(a, x, c, m, k, n, r0, r1);
-    else if (rhs_row) MultiplyRows<T, ColMat<T>, RowMat<T>>(a, x, c, m, k, n, r0, r1);
-    else MultiplyRows<T, ColMat<T>, ColMat<T>>(a, x, c, m, k, n, r0, r1);
+    if (UseAvx2()) {
+      gemm_avx2::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
+    } else {
+      gemm_base::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
+    }
   };
   const int64_t flops = batch * m * k * n;
   if (flops < (int64_t{1} << 18) || pool.size() == 1) {

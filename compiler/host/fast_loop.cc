@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/host/eval_elementwise.h"
 #include "compiler/host/fast_kernels.h"
+#include "compiler/host/fast_math.h"
 
 namespace ember::host::fast {
 
@@ -250,6 +252,23 @@ void MapIndices(const Request& r, const std::vector<int64_t>& dims,
     return;
   }
   if (r.list != nullptr) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    if (count <= (int64_t{1} << 31)) {
+      // 32-bit divisions: several times cheaper than 64-bit ones on many x86 cores.
+      for (int64_t i = 0; i < r.n; ++i) {
+        uint32_t l = static_cast<uint32_t>(r.list[i]);
+        int64_t cur = offset;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          const uint32_t dim = static_cast<uint32_t>(dims[d]);
+          const uint32_t q = l / dim;
+          cur += static_cast<int64_t>(l - q * dim) * stride[d];
+          l = q;
+        }
+        out[i] = cur;
+      }
+      return;
+    }
     for (int64_t i = 0; i < r.n; ++i) {
       int64_t l = r.list[i];
       int64_t cur = offset;
@@ -277,6 +296,39 @@ void MapIndices(const Request& r, const std::vector<int64_t>& dims,
   while (i < r.n) {
     const int64_t run = std::min(r.n - i, dims[last] - m[last]);
     for (int64_t k = 0; k < run; ++k) out[i + k] = cur + k * s;
+    i += run;
+    m[last] += run;
+    cur += run * s;
+    for (int64_t d = last; d > 0 && m[d] == dims[d]; --d) {
+      cur -= m[d] * stride[d];
+      m[d] = 0;
+      ++m[d - 1];
+      cur += stride[d - 1];
+    }
+  }
+}
+
+// For a contiguous request (r.list null, rank >= 1): calls fn(i, index_i, run) for each run of
+// the request along the last dim, where index_{i+k} = index_i + k * stride[last] for k < run.
+template <typename Fn>
+void ForEachRun(const Request& r, const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& stride, int64_t offset, Fn&& fn) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t m[16];
+  int64_t l = r.start;
+  int64_t cur = offset;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    const int64_t q = l / dims[d];
+    m[d] = l - q * dims[d];
+    cur += m[d] * stride[d];
+    l = q;
+  }
+  const int64_t last = rank - 1;
+  const int64_t s = stride[last];
+  int64_t i = 0;
+  while (i < r.n) {
+    const int64_t run = std::min(r.n - i, dims[last] - m[last]);
+    fn(i, cur, run);
     i += run;
     m[last] += run;
     cur += run * s;
@@ -334,6 +386,16 @@ T FloatMin(T a, T b) {
 
 template <typename T>
 void FloatUnary(Opcode op, const T* a, T* o, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    // Vectorized polynomial cores (fast_math.h): a few ulp from the evaluator's double libm.
+    switch (op) {
+      case Opcode::kExponential: ExpF32(a, o, n); return;
+      case Opcode::kLog: LogF32(a, o, n); return;
+      case Opcode::kTanh: TanhF32(a, o, n); return;
+      case Opcode::kLogistic: LogisticF32(a, o, n); return;
+      default: break;
+    }
+  }
   switch (op) {
     case Opcode::kNegate: for (int64_t i = 0; i < n; ++i) o[i] = -a[i]; return;
     case Opcode::kAbs: for (int64_t i = 0; i < n; ++i) o[i] = std::fabs(a[i]); return;
@@ -595,6 +657,48 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
         std::memcpy(&value, v, bytes);
         FillBytes(&value, bytes, r.n, out);
         result = out;
+      } else if (r.list == nullptr && !node.dims.empty() &&
+                 c.nodes[node.operands[0]].kind == NodeKind::kInput) {
+        // A contiguous request over a buffer: copy (stride 1), fill (stride 0) or step through
+        // it run by run along the last dim, without an index list.
+        const auto* base = static_cast<const uint8_t*>(c.inputs[c.nodes[node.operands[0]].input]);
+        auto* o = static_cast<uint8_t*>(out);
+        const int64_t last = static_cast<int64_t>(node.dims.size()) - 1;
+        const int64_t s = node.src_stride[last];
+        ForEachRun(r, node.dims, node.src_stride, node.src_offset,
+                   [&](int64_t at, int64_t cur, int64_t run) {
+                     if (s == 1) {
+                       std::memcpy(o + at * bytes, base + cur * bytes,
+                                   static_cast<size_t>(run * bytes));
+                     } else if (s == 0) {
+                       FillBytes(base + cur * bytes, bytes, run, o + at * bytes);
+                     } else {
+                       for (int64_t k = 0; k < run; ++k) {
+                         std::memcpy(o + (at + k) * bytes, base + (cur + k * s) * bytes, bytes);
+                       }
+                     }
+                   });
+        result = out;
+      } else if (r.list == nullptr && !node.dims.empty() && node.dims.back() >= 8 &&
+                 node.src_stride.back() <= 1) {
+        // A contiguous request whose runs along the last dim are contiguous (stride 1) or one
+        // value (stride 0) in the operand: ask the operand for each run, so index lists (a
+        // division per element and dim) are never built.
+        auto* o = static_cast<uint8_t*>(out);
+        const bool fill = node.src_stride.back() == 0;
+        void* edge = c.scratch.slot(node.edge_slot);
+        ForEachRun(r, node.dims, node.src_stride, node.src_offset,
+                   [&](int64_t at, int64_t cur, int64_t run) {
+                     uint8_t* dst_run = o + at * bytes;
+                     if (fill) {
+                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, 1}, edge);
+                       FillBytes(v, bytes, run, dst_run);
+                     } else {
+                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, run}, dst_run);
+                       if (v != dst_run) std::memmove(dst_run, v, static_cast<size_t>(run * bytes));
+                     }
+                   });
+        result = out;
       } else {
         auto* indices = static_cast<int64_t*>(c.scratch.slot(node.index_slot));
         MapIndices(r, node.dims, node.src_stride, node.src_offset, indices);
@@ -650,24 +754,111 @@ inline T Fold(T a, T x) {
   }
 }
 
-// acc[target[i]] = op(acc[target[i]], v[i]) in order; each run of equal targets accumulates in a
-// register.
+// op over v[0..n) with kLanes independent partial results combined pairwise at the end, so the
+// loop vectorizes and is not bound by one accumulator's latency. This reassociates the fold (as
+// XLA:CPU does): float sums differ from the sequential order by at most ~n*eps*sum|v| (in
+// practice ~log2(n)*eps), max/min/and/or and integer ops are exact.
+template <typename T, Opcode kOp>
+T FoldPartial(const T* v, int64_t n) {
+  constexpr int kLanes = 16;
+  T p[kLanes];
+  for (int j = 0; j < kLanes; ++j) p[j] = v[j];
+  int64_t k = kLanes;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) p[j] = Fold<T, kOp, true>(p[j], v[k + j]);
+  }
+  for (int j = 0; k < n; ++k, ++j) p[j] = Fold<T, kOp, true>(p[j], v[k]);
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) p[j] = Fold<T, kOp, true>(p[j], p[j + w]);
+  }
+  return p[0];
+}
+
+// acc[target[i]] = op(acc[target[i]], v[i]); each run of equal targets is folded on its own
+// (FoldPartial when long) and then into the accumulator.
+// Where the values of one chunk go: list[i] for value i, or (when list is null) rows of `row`
+// consecutive inputs starting at input `start` (trailing-dim reductions).
+struct Targets {
+  const int64_t* list = nullptr;
+  int64_t start = 0;
+  int64_t row = 1;
+};
+
 template <typename T, Opcode kOp, bool kFirst>
-void FoldRuns(const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldRuns(const T* v, const Targets& target, int64_t n, T* acc) {
   int64_t i = 0;
   while (i < n) {
-    const int64_t t = target[i];
-    int64_t j = i + 1;
-    while (j < n && target[j] == t) ++j;
+    int64_t t, j;
+    if (target.list == nullptr) {
+      t = (target.start + i) / target.row;
+      j = std::min(n, (t + 1) * target.row - target.start);
+    } else {
+      t = target.list[i];
+      j = i + 1;
+      while (j < n && target.list[j] == t) ++j;
+    }
     T a = acc[t];
-    for (int64_t k = i; k < j; ++k) a = Fold<T, kOp, kFirst>(a, v[k]);
+    if (j - i >= 32) {
+      a = Fold<T, kOp, kFirst>(a, FoldPartial<T, kOp>(v + i, j - i));
+    } else {
+      for (int64_t k = i; k < j; ++k) a = Fold<T, kOp, kFirst>(a, v[k]);
+    }
     acc[t] = a;
     i = j;
   }
 }
 
+// The identity of a reduction op (partial results of parallel parts start from it): -0.0 for
+// float add (x + -0.0 == x for every x, -0.0 included), -inf / +inf for float max / min.
+template <typename T>
+T FoldIdentity(Opcode op, bool pred) {
+  switch (op) {
+    case Opcode::kAdd:
+      if constexpr (std::is_floating_point_v<T>) return -T(0);
+      return T(0);
+    case Opcode::kMultiply: return T(1);
+    case Opcode::kMaximum:
+      if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+      return std::numeric_limits<T>::lowest();
+    case Opcode::kMinimum:
+      if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+      return std::numeric_limits<T>::max();
+    case Opcode::kAnd:
+      if constexpr (!std::is_floating_point_v<T>) return pred ? T(1) : static_cast<T>(~T(0));
+      return T(0);
+    default:
+      return T(0);  // or
+  }
+}
+
+// acc[i] = op(acc[i], part[i]) for i < n.
+template <typename T>
+void CombineParts(Opcode op, bool first, const T* part, int64_t n, T* acc) {
+  auto run = [&](auto k_op) {
+    constexpr Opcode kOp = decltype(k_op)::value;
+    for (int64_t i = 0; i < n; ++i) {
+      acc[i] = first ? Fold<T, kOp, true>(acc[i], part[i]) : Fold<T, kOp, false>(acc[i], part[i]);
+    }
+  };
+  switch (op) {
+    case Opcode::kAdd: run(std::integral_constant<Opcode, Opcode::kAdd>()); return;
+    case Opcode::kMultiply: run(std::integral_constant<Opcode, Opcode::kMultiply>()); return;
+    case Opcode::kMaximum: run(std::integral_constant<Opcode, Opcode::kMaximum>()); return;
+    case Opcode::kMinimum: run(std::integral_constant<Opcode, Opcode::kMinimum>()); return;
+    default:
+      if constexpr (!std::is_floating_point_v<T>) {
+        if (op == Opcode::kAnd) {
+          run(std::integral_constant<Opcode, Opcode::kAnd>());
+        } else {
+          run(std::integral_constant<Opcode, Opcode::kOr>());
+        }
+      }
+      return;
+  }
+}
+
 template <typename T, Opcode kOp>
-void FoldOrdered(bool first, const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldOrdered(bool first, const T* v, const Targets& target, int64_t n, T* acc) {
   if (first) {
     FoldRuns<T, kOp, true>(v, target, n, acc);
   } else {
@@ -676,7 +867,7 @@ void FoldOrdered(bool first, const T* v, const int64_t* target, int64_t n, T* ac
 }
 
 template <typename T>
-void FoldLoop(Opcode op, bool first, const T* v, const int64_t* target, int64_t n, T* acc) {
+void FoldLoop(Opcode op, bool first, const T* v, const Targets& target, int64_t n, T* acc) {
   switch (op) {
     case Opcode::kAdd: FoldOrdered<T, Opcode::kAdd>(first, v, target, n, acc); return;
     case Opcode::kMultiply: FoldOrdered<T, Opcode::kMultiply>(first, v, target, n, acc); return;
@@ -863,29 +1054,35 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPoo
     });
     return;
   }
-  // Reduction: initialize, then fold the fused input in row-major order (the evaluator's order
-  // for every output element). Trailing-dim reductions split whole rows across threads.
+  // Reduction: initialize, then fold the fused input. Trailing-dim reductions with enough rows
+  // split whole rows across threads; other big reductions (to a scalar, over leading dims) split
+  // the input across threads, each part folding into its own partial results (starting from the
+  // op's identity), which are then folded into the output in part order.
   const int bytes = TypeBytes(reduce_type_);
   FillBytes(inputs[init_input_], bytes, output_elements_, out);
   if (input_elements_ == 0) return;
-  auto fold_range = [&](int64_t begin, int64_t end) {
+  const Opcode op = static_cast<Opcode>(reduce_op_);
+  auto fold_range = [&](int64_t begin, int64_t end, void* acc) {
     Scratch& scratch = ThreadScratch(slots_, nodes_.size());
     for (int64_t start = begin; start < end; start += kChunk) {
       const int64_t n = std::min(kChunk, end - start);
       ++scratch.gen;
       Context c{nodes_, inputs, scratch, start, n};
       const void* values = Eval(c, root_, Request{nullptr, start, n}, nullptr);
-      // The index slot of the root node is free once its values are computed? Not necessarily
-      // (a map root returns its operand's data), so targets use a dedicated buffer.
-      thread_local std::vector<int64_t> targets;
-      if (targets.size() < static_cast<size_t>(kChunk)) targets.resize(kChunk);
-      MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, targets.data());
-      const Opcode op = static_cast<Opcode>(reduce_op_);
+      // Trailing-dim reductions: targets are rows of row_ inputs. Otherwise a list (in a
+      // dedicated buffer: the root's index slot may still hold data the values point into).
+      Targets targets{nullptr, start, row_};
+      if (row_ <= 0) {
+        thread_local std::vector<int64_t> list;
+        if (list.size() < static_cast<size_t>(kChunk)) list.resize(kChunk);
+        MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, list.data());
+        targets.list = list.data();
+      }
       switch (reduce_type_) {
 #define EMBER_CASE(E, T)                                                                          \
   case E:                                                                                         \
-    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets.data(), n,         \
-                static_cast<T*>(out));                                                            \
+    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets, n,                \
+                static_cast<T*>(acc));                                                            \
     break;
         EMBER_FAST_TYPES(EMBER_CASE)
 #undef EMBER_CASE
@@ -893,11 +1090,51 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPoo
       }
     }
   };
-  if (row_ > 0 && output_elements_ > 1 && input_elements_ >= 65536) {
+  const int threads = pool.size();
+  if (row_ > 0 && output_elements_ >= threads && input_elements_ >= 65536) {
     pool.ParallelFor(output_elements_, std::max<int64_t>(1, 32768 / row_),
-                     [&](int64_t begin, int64_t end) { fold_range(begin * row_, end * row_); });
-  } else {
-    fold_range(0, input_elements_);
+                     [&](int64_t begin, int64_t end) { fold_range(begin * row_, end * row_, out); });
+    return;
+  }
+  const int64_t parts = std::min<int64_t>(threads, input_elements_ / 65536);
+  if (parts <= 1 || output_elements_ * parts * 4 > input_elements_) {
+    fold_range(0, input_elements_, out);
+    return;
+  }
+  // Part p covers chunks [p * per, (p + 1) * per) of the input (chunk-aligned).
+  const int64_t chunks = (input_elements_ + kChunk - 1) / kChunk;
+  const int64_t per = (chunks + parts - 1) / parts;
+  std::vector<uint64_t> partials(static_cast<size_t>(parts * output_elements_));
+  const bool pred = reduce_type_ == ElementType::kPred;
+  pool.ParallelFor(parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      void* acc = partials.data() + p * output_elements_;
+      switch (reduce_type_) {
+#define EMBER_CASE(E, T)                                                                   \
+  case E:                                                                                  \
+    std::fill_n(static_cast<T*>(acc), output_elements_, FoldIdentity<T>(op, pred));        \
+    break;
+        EMBER_FAST_TYPES(EMBER_CASE)
+#undef EMBER_CASE
+        default: break;
+      }
+      const int64_t begin = std::min(input_elements_, p * per * kChunk);
+      const int64_t end = std::min(input_elements_, (p + 1) * per * kChunk);
+      if (begin < end) fold_range(begin, end, acc);
+    }
+  });
+  for (int64_t p = 0; p < parts; ++p) {
+    const void* part = partials.data() + p * output_elements_;
+    switch (reduce_type_) {
+#define EMBER_CASE(E, T)                                                                        \
+  case E:                                                                                       \
+    CombineParts<T>(op, accumulator_first_, static_cast<const T*>(part), output_elements_,      \
+                    static_cast<T*>(out));                                                      \
+    break;
+      EMBER_FAST_TYPES(EMBER_CASE)
+#undef EMBER_CASE
+      default: break;
+    }
   }
 }
 

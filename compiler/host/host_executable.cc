@@ -188,7 +188,6 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::RunEvaluator(
 absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue> arguments,
                                                            const EvalOptions& options) const {
   if (compiled_ == nullptr) return RunEvaluator(std::move(arguments), options);
-  const Compiled& c = *compiled_;
   // Arguments the plan does not expect (count, type, layout): the evaluator reports them.
   if (arguments.size() != entry_.parameters().size()) {
     return RunEvaluator(std::move(arguments), options);
@@ -199,6 +198,85 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue
       return RunEvaluator(std::move(arguments), options);
     }
   }
+  std::vector<const uint8_t*> params;
+  params.reserve(arguments.size());
+  for (const EvalValue& a : arguments) params.push_back(a.array.bytes().data());
+  const auto& returned = entry_.return_instruction()->operands();
+  std::vector<ir::Literal> outputs(returned.size());
+  std::vector<uint8_t*> out(returned.size());
+  for (size_t i = 0; i < returned.size(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(outputs[i], ir::Literal::Create(returned[i]->type().shape()));
+    out[i] = outputs[i].mutable_bytes().data();
+  }
+  EMBER_RETURN_IF_ERROR(RunCompiled(params, out, options));
+  std::vector<EvalValue> results;
+  results.reserve(outputs.size());
+  for (ir::Literal& literal : outputs) results.push_back(EvalValue::Array(std::move(literal)));
+  return results;
+}
+
+absl::Status HostExecutable::RunInPlace(absl::Span<const void* const> arguments,
+                                        absl::Span<void* const> results,
+                                        absl::Span<const uint64_t> result_bytes,
+                                        const EvalOptions& options) const {
+  const auto& parameters = entry_.parameters();
+  if (arguments.size() != parameters.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(entry_.name(), " takes ", parameters.size(),
+                                                   " arguments, got ", arguments.size()));
+  }
+  if (results.size() != result_bytes.size()) {
+    return absl::InternalError("RunInPlace: one byte size per result expected");
+  }
+  const ir::Instruction* ret = entry_.return_instruction();
+  bool in_place = compiled_ != nullptr && ret != nullptr && results.size() == ret->operands().size();
+  for (size_t i = 0; in_place && i < results.size(); ++i) {
+    in_place = ret->operand(i)->type().is_tensor() &&
+               static_cast<uint64_t>(ret->operand(i)->type().shape().ByteSize()) == result_bytes[i];
+  }
+  if (in_place) {
+    std::vector<const uint8_t*> params(arguments.size());
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      params[i] = static_cast<const uint8_t*>(arguments[i]);
+    }
+    std::vector<uint8_t*> out(results.size());
+    for (size_t i = 0; i < results.size(); ++i) out[i] = static_cast<uint8_t*>(results[i]);
+    return RunCompiled(params, out, options);
+  }
+  // The evaluator (or a result the plan cannot write in place): copy in, run, copy out.
+  std::vector<EvalValue> args;
+  args.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const ir::Shape& shape = parameters[i]->type().shape();
+    EMBER_ASSIGN_OR_RETURN(
+        ir::Literal literal,
+        ir::Literal::FromBytes(shape, absl::Span<const uint8_t>(
+                                          static_cast<const uint8_t*>(arguments[i]),
+                                          static_cast<size_t>(shape.ByteSize()))));
+    args.push_back(EvalValue::Array(std::move(literal)));
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> values, Run(std::move(args), options));
+  if (values.size() != results.size()) {
+    return absl::InternalError(absl::StrCat("the program returned ", values.size(),
+                                            " values, expected ", results.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind != EvalValue::Kind::kArray) {
+      return absl::InternalError(absl::StrCat("result ", i, " is not an array"));
+    }
+    const auto bytes = values[i].array.bytes();
+    if (bytes.size() != result_bytes[i]) {
+      return absl::InternalError(absl::StrCat("result ", i, " has ", bytes.size(),
+                                              " bytes, expected ", result_bytes[i]));
+    }
+    if (!bytes.empty()) std::memcpy(results[i], bytes.data(), bytes.size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params,
+                                         absl::Span<uint8_t* const> result_ptrs,
+                                         const EvalOptions& options) const {
+  const Compiled& c = *compiled_;
   // The arena: reuse one from an earlier run when there is one.
   std::unique_ptr<std::vector<uint64_t>> arena;
   {
@@ -225,12 +303,11 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue
   const size_t n = c.values.size();
   std::vector<uint8_t*> ptr(n, nullptr);
   std::vector<EvalValue> other(n);
-  std::vector<ir::Literal> outputs(entry_.return_instruction()->operands().size());
   for (size_t i = 0; i < n; ++i) {
     const Compiled::Value& v = c.values[i];
     switch (v.slot.kind) {
       case BufferSlot::Kind::kParameter:
-        ptr[i] = const_cast<uint8_t*>(arguments[v.slot.index].array.bytes().data());
+        ptr[i] = const_cast<uint8_t*>(params[v.slot.index]);
         break;
       case BufferSlot::Kind::kConstant:
         ptr[i] = const_cast<uint8_t*>(v.constant->bytes().data());
@@ -238,11 +315,9 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue
       case BufferSlot::Kind::kArena:
         ptr[i] = arena_base + v.slot.offset;
         break;
-      case BufferSlot::Kind::kOutput: {
-        EMBER_ASSIGN_OR_RETURN(outputs[v.slot.index], ir::Literal::Create(v.value->type().shape()));
-        ptr[i] = outputs[v.slot.index].mutable_bytes().data();
+      case BufferSlot::Kind::kOutput:
+        ptr[i] = result_ptrs[v.slot.index];
         break;
-      }
       case BufferSlot::Kind::kOther:
         break;
     }
@@ -329,21 +404,21 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue
     }
   }
 
-  // Results: copies first (a value returned twice, parameters, constants), then the moves.
-  std::vector<EvalValue> results(c.results.size());
-  std::vector<bool> moved(c.results.size(), false);
+  // Results not written in place (a value returned twice, parameters, constants): copies.
   for (size_t i = 0; i < c.results.size(); ++i) {
     const Compiled::Value& v = c.values[c.results[i]];
-    if (v.slot.kind == BufferSlot::Kind::kOutput && v.slot.index == static_cast<int>(i)) {
-      moved[i] = true;
-      continue;
+    if (v.slot.kind == BufferSlot::Kind::kOutput && v.slot.index == static_cast<int>(i)) continue;
+    if (!v.value->type().is_tensor()) {
+      return absl::InternalError(absl::StrCat("host executable: result ", i, " is not an array"));
     }
-    EMBER_ASSIGN_OR_RETURN(results[i], operand_value(c.results[i]));
+    const size_t bytes = static_cast<size_t>(v.value->type().shape().ByteSize());
+    if (bytes == 0) continue;
+    if (ptr[c.results[i]] == nullptr) {
+      return absl::InternalError(absl::StrCat("host executable: result ", i, " has no buffer"));
+    }
+    std::memcpy(result_ptrs[i], ptr[c.results[i]], bytes);
   }
-  for (size_t i = 0; i < c.results.size(); ++i) {
-    if (moved[i]) results[i] = EvalValue::Array(std::move(outputs[i]));
-  }
-  return results;
+  return absl::OkStatus();
 }
 
 }  // namespace ember::host

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "compiler/host/evaluator.h"
 #include "compiler/ir/module.h"
 
@@ -35,6 +36,16 @@ class HostExecutable {
   absl::StatusOr<std::vector<EvalValue>> Run(std::vector<EvalValue> arguments,
                                              const EvalOptions& options) const;
 
+  // Runs one launch on caller-owned host memory: `arguments[i]` holds parameter i and
+  // `results[i]` receives result i, each dense in the entry's type (layout included) and
+  // `result_bytes[i]` long. The compiled backend reads parameters in place and writes results
+  // straight into `results` (no copies); the evaluator backend copies in and out. Result memory
+  // must not overlap argument memory.
+  absl::Status RunInPlace(absl::Span<const void* const> arguments,
+                          absl::Span<void* const> results,
+                          absl::Span<const uint64_t> result_bytes,
+                          const EvalOptions& options) const;
+
   // The backend that runs (kEvaluator also when the entry needs it: e.g. regions that read the
   // entry's values, or non-array parameters).
   HostBackend backend() const;
@@ -49,6 +60,9 @@ class HostExecutable {
 
  private:
   explicit HostExecutable(const ir::Computation& entry);
+  // The compiled backend over raw parameter and result memory.
+  absl::Status RunCompiled(absl::Span<const uint8_t* const> params,
+                           absl::Span<uint8_t* const> results, const EvalOptions& options) const;
   absl::StatusOr<std::vector<EvalValue>> RunEvaluator(std::vector<EvalValue> arguments,
                                                       const EvalOptions& options) const;
   const ir::Computation& entry_;

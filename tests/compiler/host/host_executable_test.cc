@@ -1,11 +1,20 @@
 // The compiled host path (passes + fusion plan + fast kernels + buffer assignment) against the
-// reference evaluator on the same programs and random inputs. Everything but dot_general must
-// agree bit for bit: fused kernels use the evaluator's element functions and accumulation order.
-// dot_general goes through Eigen, which reassociates the sums: those results are compared with
-// a relative tolerance of 1e-5 (f32) / 1e-12 (f64) of the sum of |products|.
+// reference evaluator on the same programs and random inputs. Integer and predicate results, and
+// float results of kernels without transcendentals or reductions, must agree bit for bit. The
+// fast kernels differ from the evaluator in two principled ways, each with its own bound:
+//  - f32 exp / log / tanh / logistic are polynomial approximations accurate to a few ulp of the
+//    correctly rounded result (fast_math_test checks the bounds against libm): `ulps`;
+//  - reductions are reassociated (several accumulators, parts split across threads), as XLA:CPU
+//    does. Any order of an n-term float sum is within about n*eps of the exact sum relative to
+//    the magnitudes involved, so results may differ by n*eps*(|result| + max|input|): `n` is
+//    the largest reduction's length, `scale` a bound on its inputs' magnitude.
+// dot_general goes through Eigen, which reassociates the sums too: `dot` compares with a relative
+// tolerance of 1e-4.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -105,26 +114,62 @@ Outcome RunBackend(const std::string& text, HostBackend backend, uint32_t seed) 
   return outcome;
 }
 
-// Compiles `text` both ways and compares. `dot_tolerance`: compare approximately.
-Outcome ExpectSameResults(const std::string& text, bool dot_tolerance = false, uint32_t seed = 11) {
+// How closely float results must match (see the top of the file); all zero: bit for bit.
+struct Tolerance {
+  double ulps = 0;
+  double n = 0;
+  double scale = 0;
+  bool dot = false;
+};
+constexpr Tolerance kDotTolerance{0, 0, 0, true};
+
+template <typename T>
+void ExpectClose(absl::Span<const T> x, absl::Span<const T> y, const Tolerance& tol, size_t i) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  for (size_t j = 0; j < x.size(); ++j) {
+    const double a = x[j], b = y[j];
+    if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+      EXPECT_TRUE((std::isnan(a) && std::isnan(b)) || a == b)
+          << "result " << i << " element " << j << ": " << a << " vs " << b;
+      continue;
+    }
+    const double m = std::max(std::fabs(a), std::fabs(b));
+    const double bound = tol.ulps * eps * m + tol.n * eps * (m + tol.scale);
+    EXPECT_LE(std::fabs(a - b), bound) << "result " << i << " element " << j << ": evaluator " << a
+                                       << ", compiled " << b;
+  }
+}
+
+// Compiles `text` both ways and compares.
+Outcome ExpectSameResults(const std::string& text, const Tolerance& tol = {}, uint32_t seed = 11) {
   Outcome want = RunBackend(text, HostBackend::kEvaluator, seed);
   Outcome got = RunBackend(text, HostBackend::kCompiled, seed);
   EXPECT_EQ(got.backend, HostBackend::kCompiled);
   EXPECT_EQ(want.values.size(), got.values.size());
+  const bool exact = tol.ulps == 0 && tol.n == 0 && !tol.dot;
   for (size_t i = 0; i < want.values.size() && i < got.values.size(); ++i) {
     const ir::Literal& a = want.values[i].array;
     const ir::Literal& b = got.values[i].array;
     EXPECT_TRUE(a.shape() == b.shape()) << a.shape().ToString() << " vs " << b.shape().ToString();
     if (!(a.shape() == b.shape())) continue;
-    if (!dot_tolerance) {
+    const ir::ElementType type = a.shape().element_type();
+    if (exact || (type != ir::ElementType::kF32 && type != ir::ElementType::kF64)) {
       EXPECT_TRUE(a == b) << "result " << i << "\nevaluator: " << a.ToString()
                           << "\ncompiled:  " << b.ToString();
       continue;
     }
-    auto x = a.data<float>().value();
-    auto y = b.data<float>().value();
-    for (size_t j = 0; j < x.size(); ++j) {
-      EXPECT_NEAR(x[j], y[j], 1e-4 * (1 + std::fabs(x[j]))) << "result " << i << " element " << j;
+    if (tol.dot) {
+      auto x = a.data<float>().value();
+      auto y = b.data<float>().value();
+      for (size_t j = 0; j < x.size(); ++j) {
+        EXPECT_NEAR(x[j], y[j], 1e-4 * (1 + std::fabs(x[j]))) << "result " << i << " element " << j;
+      }
+      continue;
+    }
+    if (type == ir::ElementType::kF32) {
+      ExpectClose<float>(a.data<float>().value(), b.data<float>().value(), tol, i);
+    } else {
+      ExpectClose<double>(a.data<double>().value(), b.data<double>().value(), tol, i);
     }
   }
   return got;
@@ -141,7 +186,7 @@ func.func @main(%x: tensor<37x129xf32>, %y: tensor<37x129xf32>) -> tensor<37x129
   %5 = stablehlo.log_plus_one %4 : tensor<37x129xf32>
   %6 = stablehlo.divide %5, %y : tensor<37x129xf32>
   return %6 : tensor<37x129xf32>
-})");
+})", Tolerance{/*ulps=*/8, /*n=*/4, /*scale=*/3});
   EXPECT_EQ(o.kernels, 1);
 }
 
@@ -174,7 +219,7 @@ func.func @main(%x: tensor<33x70x5xf32>) -> (tensor<33xf32>, tensor<70xf32>, ten
   %2 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<f32>
   %3 = stablehlo.reduce(%e init: %ninf) applies stablehlo.minimum across dimensions = [1] : (tensor<33x70x5xf32>, tensor<f32>) -> tensor<33x5xf32>
   return %0, %1, %2, %3 : tensor<33xf32>, tensor<70xf32>, tensor<f32>, tensor<33x5xf32>
-})");
+})", Tolerance{/*ulps=*/4, /*n=*/33 * 70 * 5, /*scale=*/21});
 }
 
 TEST(HostExecutableTest, LargeRowReductionSplitsAcrossThreads) {
@@ -184,7 +229,65 @@ func.func @main(%x: tensor<256x1024xf32>, %y: tensor<256x1024xf32>) -> tensor<25
   %0 = stablehlo.multiply %x, %y : tensor<256x1024xf32>
   %1 = stablehlo.reduce(%0 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<256x1024xf32>, tensor<f32>) -> tensor<256xf32>
   return %1 : tensor<256xf32>
+})", Tolerance{/*ulps=*/0, /*n=*/1024, /*scale=*/9});
+}
+
+TEST(HostExecutableTest, LargeFullAndColumnReductionsSplitAcrossThreads) {
+  // Big enough that the input is split across threads with partial results per part; the s32
+  // and max reductions are exact in any order.
+  ExpectSameResults(R"(
+func.func @main(%x: tensor<512x300xf32>, %i: tensor<512x300xi32>) -> (tensor<f32>, tensor<300xf32>, tensor<f32>, tensor<i32>, tensor<300xi32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %izero = stablehlo.constant dense<7> : tensor<i32>
+  %sq = stablehlo.multiply %x, %x : tensor<512x300xf32>
+  %0 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<512x300xf32>, tensor<f32>) -> tensor<f32>
+  %1 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<512x300xf32>, tensor<f32>) -> tensor<300xf32>
+  %2 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<512x300xf32>, tensor<f32>) -> tensor<f32>
+  %3 = stablehlo.reduce(%i init: %izero) applies stablehlo.add across dimensions = [0, 1] : (tensor<512x300xi32>, tensor<i32>) -> tensor<i32>
+  %4 = stablehlo.reduce(%i init: %izero) applies stablehlo.maximum across dimensions = [0] : (tensor<512x300xi32>, tensor<i32>) -> tensor<300xi32>
+  return %0, %1, %2, %3, %4 : tensor<f32>, tensor<300xf32>, tensor<f32>, tensor<i32>, tensor<300xi32>
+})", Tolerance{/*ulps=*/0, /*n=*/512 * 300, /*scale=*/9});
+}
+
+TEST(HostExecutableTest, RunInPlaceReadsAndWritesCallerMemory) {
+  // Results written in place, a returned parameter, a constant and a duplicate (copies).
+  std::unique_ptr<ir::Module> module = Parse(R"(
+func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, tensor<300xf32>, tensor<2xf32>, tensor<300xf32>, tensor<f32>) {
+  %c = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.multiply %x, %y : tensor<300xf32>
+  %1 = stablehlo.add %0, %x : tensor<300xf32>
+  %2 = stablehlo.reduce(%1 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<300xf32>, tensor<f32>) -> tensor<f32>
+  return %1, %y, %c, %1, %2 : tensor<300xf32>, tensor<300xf32>, tensor<2xf32>, tensor<300xf32>, tensor<f32>
 })");
+  ASSERT_NE(module, nullptr);
+  passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
+  ASSERT_TRUE(pipeline.Run(*module).ok());
+  for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
+    auto exe = HostExecutable::Compile(*module->entry(), backend);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    std::vector<EvalValue> args = RandomArgs(*module->entry(), 5);
+    auto want = (*exe)->Run(RandomArgs(*module->entry(), 5), EvalOptions{});
+    ASSERT_TRUE(want.ok()) << want.status();
+    std::vector<const void*> in = {args[0].array.bytes().data(), args[1].array.bytes().data()};
+    std::vector<std::vector<uint8_t>> out;
+    std::vector<void*> out_ptrs;
+    std::vector<uint64_t> sizes;
+    for (const EvalValue& v : *want) {
+      out.emplace_back(v.array.bytes().size(), 0xAB);
+      sizes.push_back(v.array.bytes().size());
+    }
+    for (auto& o : out) out_ptrs.push_back(o.data());
+    ASSERT_TRUE((*exe)->RunInPlace(in, out_ptrs, sizes, EvalOptions{}).ok());
+    for (size_t i = 0; i < out.size(); ++i) {
+      const auto bytes = (*want)[i].array.bytes();
+      EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), out[i].begin())) << "result " << i;
+    }
+    // Wrong result sizes are an error, not a write past the end.
+    sizes[0] -= 4;
+    EXPECT_FALSE((*exe)->RunInPlace(in, out_ptrs, sizes, EvalOptions{}).ok());
+  }
 }
 
 TEST(HostExecutableTest, IntegersAndPredicates) {
@@ -215,7 +318,7 @@ func.func @main(%a: tensor<100x784xf32>, %w: tensor<784x10xf32>, %g: tensor<100x
   %2 = stablehlo.dot_general %p, %q, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<4x8x16xf32>, tensor<4x32x16xf32>) -> tensor<4x8x32xf32>
   %3 = stablehlo.dot_general %r, %s, contracting_dims = [0, 2] x [1, 0] : (tensor<16x3x5xf32>, tensor<5x16x7xf32>) -> tensor<3x7xf32>
   return %0, %1, %2, %3 : tensor<100x10xf32>, tensor<10x784xf32>, tensor<4x8x32xf32>, tensor<3x7xf32>
-})", /*dot_tolerance=*/true);
+})", kDotTolerance);
 }
 
 TEST(HostExecutableTest, SoftmaxTrainingStepLikeMainJob) {
@@ -254,7 +357,7 @@ func.func @main(%w: tensor<784x10xf32>, %b: tensor<10xf32>, %x: tensor<100x784xf
   %29 = stablehlo.multiply %28, %20 : tensor<10xf32>
   %30 = stablehlo.subtract %b, %29 : tensor<10xf32>
   return %27, %30 : tensor<784x10xf32>, tensor<10xf32>
-})", /*dot_tolerance=*/true);
+})", kDotTolerance);
   // dot | bias add | reduce max | exp(x - max) | reduce sum | exp/sum - y | reduce over batch |
   // dot | w update (transpose fused) | b update.
   EXPECT_EQ(o.kernels, 10);
@@ -287,7 +390,7 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
       stablehlo.return %n, %s : tensor<i32>, tensor<40xf32>
     }
   return %4, %w#1 : tensor<64xf32>, tensor<40xf32>
-})");
+})", Tolerance{/*ulps=*/4});
   EXPECT_GE(o.kernels, 5);
 }
 
@@ -313,7 +416,7 @@ func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2xf3
   %c = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
   %0 = stablehlo.exponential %x : tensor<3xf32>
   return %0, %x, %c, %0 : tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>
-})");
+})", Tolerance{/*ulps=*/4});
 }
 
 TEST(HostExecutableTest, RejectsWrongArgumentsWithAnError) {
