@@ -81,6 +81,9 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   }
   program->options = options;
   program->name = program->module->name();
+  // Required lowerings first, for every backend: buffers of quantized parameters and results
+  // hold their storage integers, so the signature below is the lowered one.
+  EMBER_RETURN_IF_ERROR(passes::CreateRequiredLoweringPipeline().Run(*program->module).status());
   for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());
   program->result_types = program->entry->result_types();
   const auto& arg_attrs = program->entry->arg_attributes();
@@ -90,7 +93,8 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   program->fingerprint = Fingerprint(source, options);
 
   // The signature and donation plan above are the program as JAX sent it; the passes keep the
-  // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized.
+  // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized
+  // (after the required lowerings above).
   EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendFromFlags());
   const std::optional<std::string> dump_dir = DumpDirectory(options);
   auto dump = [&](const std::string& suffix, const std::string& text) {

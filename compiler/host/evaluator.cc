@@ -183,6 +183,13 @@ absl::StatusOr<std::vector<EvalValue>> Evaluator::Run(const ir::Computation& com
     }
     if (instruction.opcode() == ir::Opcode::kReturn) return operands;
 
+    for (size_t i = 0; i < instruction.num_results(); ++i) {
+      if (instruction.result(i)->type().is_quantized()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            instruction.Describe(), ": quantized types must be lowered (legalize-quantized) ",
+            "before the evaluator runs a program"));
+      }
+    }
     const OpEvaluator fn = table.Find(instruction.opcode());
     if (fn == nullptr) {
       return absl::UnimplementedError(

@@ -43,6 +43,9 @@ class Value {
   // Result index within the producer, or parameter number.
   int index() const { return index_; }
   bool is_parameter() const { return producer_ == nullptr; }
+  // Retypes the value in place. Only for passes that lower types (legalize-quantized turns
+  // quantized parameters into their storage integers); the caller keeps every use consistent.
+  void set_type(ValueType type) { type_ = std::move(type); }
 
  private:
   ValueType type_;

@@ -84,8 +84,37 @@ absl::StatusOr<Shape> Shape::MakeWithLayout(ElementType type, absl::Span<const i
 
 Shape Shape::Scalar(ElementType type) { return Shape(type, {}, Layout(), 1); }
 
+absl::StatusOr<Shape> Shape::MakeQuantized(const QuantizedType& type,
+                                           absl::Span<const int64_t> dims) {
+  EMBER_RETURN_IF_ERROR(type.Validate());
+  if (type.is_per_axis()) {
+    const int64_t d = *type.quantized_dimension;
+    if (d >= static_cast<int64_t>(dims.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "quantized type ", type.ToString(), ": quantized dimension ", d,
+          " is out of range for shape ", DimsString(dims), " (C12)"));
+    }
+    if (static_cast<int64_t>(type.scales.size()) != dims[d]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "quantized type ", type.ToString(), " has ", type.scales.size(),
+          " scales but dimension ", d, " of ", DimsString(dims), " has size ", dims[d], " (C13)"));
+    }
+  }
+  EMBER_ASSIGN_OR_RETURN(Shape shape, Make(type.storage_type, dims));
+  shape.quantized_ = std::make_shared<const QuantizedType>(type);
+  return shape;
+}
+
+Shape Shape::StorageShape() const {
+  Shape s = *this;
+  s.quantized_.reset();
+  return s;
+}
+
 absl::StatusOr<Shape> Shape::WithLayout(const Layout& layout) const {
-  return MakeWithLayout(element_type_, dims_, layout.minor_to_major());
+  EMBER_ASSIGN_OR_RETURN(Shape s, MakeWithLayout(element_type_, dims_, layout.minor_to_major()));
+  s.quantized_ = quantized_;
+  return s;
 }
 
 int64_t Shape::ByteSize() const {
@@ -94,7 +123,8 @@ int64_t Shape::ByteSize() const {
 }
 
 std::string Shape::ToString() const {
-  std::string s = absl::StrCat(XlaName(element_type_), DimsString(dims_));
+  std::string s = quantized_ != nullptr ? absl::StrCat(quantized_->ToString(), DimsString(dims_))
+                                        : absl::StrCat(XlaName(element_type_), DimsString(dims_));
   if (!dims_.empty()) absl::StrAppend(&s, layout_.ToString());
   return s;
 }

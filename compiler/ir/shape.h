@@ -5,6 +5,7 @@
 #define EMBER_COMPILER_IR_SHAPE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/layout.h"
+#include "compiler/ir/quantized_type.h"
 
 namespace ember::ir {
 
@@ -36,10 +38,22 @@ class Shape {
   // A rank-0 shape; cannot fail (a scalar always fits).
   static Shape Scalar(ElementType type);
 
+  // A tensor of quantized elements, stored as `type.storage_type`. Checks the type's own
+  // constraints and, per-axis, that quantized_dimension < rank and that there is one scale per
+  // slice of it.
+  static absl::StatusOr<Shape> MakeQuantized(const QuantizedType& type,
+                                             absl::Span<const int64_t> dims);
+
   // This shape with another layout (checked against the rank).
   absl::StatusOr<Shape> WithLayout(const Layout& layout) const;
 
+  // The element type in memory: for a quantized shape, its storage type.
   ElementType element_type() const { return element_type_; }
+  bool is_quantized() const { return quantized_ != nullptr; }
+  // Null unless quantized.
+  const QuantizedType* quantized() const { return quantized_.get(); }
+  // The same shape without the quantization (its storage integers).
+  Shape StorageShape() const;
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t dim(int64_t i) const { return dims_[i]; }
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -49,12 +63,15 @@ class Shape {
   // Bytes of a dense buffer of this shape: element_count() * StorageBytes(element_type()).
   int64_t ByteSize() const;
 
-  // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names.
+  // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names; a
+  // quantized shape prints its MLIR element spelling: "!quant.uniform<i8:f32, 0.5>[2]{0}".
   std::string ToString() const;
 
-  // Same element type and dims, any layout.
+  // Same element type (quantization included) and dims, any layout.
   bool EqualsIgnoringLayout(const Shape& other) const {
-    return element_type_ == other.element_type_ && dims_ == other.dims_;
+    if (element_type_ != other.element_type_ || dims_ != other.dims_) return false;
+    if (quantized_ == nullptr || other.quantized_ == nullptr) return quantized_ == other.quantized_;
+    return *quantized_ == *other.quantized_;
   }
   friend bool operator==(const Shape& a, const Shape& b) {
     return a.EqualsIgnoringLayout(b) && a.layout_ == b.layout_;
@@ -71,6 +88,8 @@ class Shape {
   std::vector<int64_t> dims_;
   Layout layout_;
   int64_t element_count_ = 1;
+  // Immutable and shared between copies (shapes are copied freely).
+  std::shared_ptr<const QuantizedType> quantized_;
 };
 
 }  // namespace ember::ir

@@ -19,8 +19,25 @@ std::string ValueType::ToString() const {
   }
   std::string text = "tensor<";
   for (int64_t d : shape_.dims()) absl::StrAppend(&text, d, "x");
-  absl::StrAppend(&text, std::string(ElementTypeName(shape_.element_type())), ">");
+  if (shape_.is_quantized()) {
+    absl::StrAppend(&text, shape_.quantized()->ToString(), ">");
+  } else {
+    absl::StrAppend(&text, std::string(ElementTypeName(shape_.element_type())), ">");
+  }
   return text;
+}
+
+ValueType ValueType::StorageType() const {
+  switch (kind_) {
+    case Kind::kToken: return *this;
+    case Kind::kTuple: {
+      std::vector<ValueType> elements;
+      for (const ValueType& e : elements_) elements.push_back(e.StorageType());
+      return Tuple(std::move(elements));
+    }
+    case Kind::kTensor: break;
+  }
+  return shape_.is_quantized() ? Tensor(shape_.StorageShape()) : *this;
 }
 
 bool ValueType::operator==(const ValueType& other) const {

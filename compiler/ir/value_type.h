@@ -30,7 +30,12 @@ class ValueType {
   // Tuple only.
   const std::vector<ValueType>& elements() const { return elements_; }
 
-  // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<tensor<f32>, ...>".
+  bool is_quantized() const { return is_tensor() && shape_.is_quantized(); }
+  // This type with quantized tensors (also inside tuples) replaced by their storage integers.
+  ValueType StorageType() const;
+
+  // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<tensor<f32>, ...>",
+  // "tensor<4x!quant.uniform<i8:f32, 0.5:-1>>".
   std::string ToString() const;
   bool operator==(const ValueType& other) const;
   bool operator!=(const ValueType& other) const { return !(*this == other); }

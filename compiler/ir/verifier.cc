@@ -170,6 +170,15 @@ absl::Status OpChecker::RegionSignature(size_t region, const std::vector<ValueTy
   return absl::OkStatus();
 }
 
+absl::Status VerifyFamilies(const OpChecker& c) {
+  for (auto* family : {&VerifyElementwise, &VerifyShapeOp, &VerifyLinalg, &VerifyControl,
+                       &VerifyGatherScatter}) {
+    absl::Status s = (*family)(c);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace verifier
 
 namespace {
@@ -213,13 +222,8 @@ absl::Status VerifyOp(const Instruction& inst) {
     }
     default: break;
   }
-  for (auto* family : {&verifier::VerifyElementwise, &verifier::VerifyShapeOp,
-                       &verifier::VerifyLinalg, &verifier::VerifyControl,
-                       &verifier::VerifyGatherScatter}) {
-    absl::Status s = (*family)(c);
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  if (verifier::UsesQuantizedTypes(inst)) return verifier::VerifyQuantized(inst);
+  return verifier::VerifyFamilies(c);
 }
 
 }  // namespace

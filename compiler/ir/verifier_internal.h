@@ -19,6 +19,10 @@ namespace ember::ir::verifier {
 class OpChecker {
  public:
   explicit OpChecker(const Instruction& inst) : inst_(inst) {}
+  // Checks `inst` as if its operands and results had these types (the quantized checks verify
+  // an op's shapes and attributes on its storage or expressed types).
+  OpChecker(const Instruction& inst, std::vector<ValueType> operands, std::vector<ValueType> results)
+      : inst_(inst), has_view_(true), operands_(std::move(operands)), results_(std::move(results)) {}
   const Instruction& inst() const { return inst_; }
   Opcode opcode() const { return inst_.opcode(); }
 
@@ -29,8 +33,12 @@ class OpChecker {
 
   size_t num_operands() const { return inst_.operands().size(); }
   size_t num_results() const { return inst_.num_results(); }
-  const ValueType& operand(size_t i) const { return inst_.operand(i)->type(); }
-  const ValueType& result(size_t i = 0) const { return inst_.result(i)->type(); }
+  const ValueType& operand(size_t i) const {
+    return has_view_ ? operands_[i] : inst_.operand(i)->type();
+  }
+  const ValueType& result(size_t i = 0) const {
+    return has_view_ ? results_[i] : inst_.result(i)->type();
+  }
 
   absl::Status OperandCount(size_t n) const;
   absl::Status OperandCountAtLeast(size_t n) const;
@@ -66,6 +74,9 @@ class OpChecker {
 
  private:
   const Instruction& inst_;
+  bool has_view_ = false;
+  std::vector<ValueType> operands_;
+  std::vector<ValueType> results_;
 };
 
 std::string Dims(const std::vector<int64_t>& dims);
@@ -78,6 +89,13 @@ absl::Status VerifyShapeOp(const OpChecker& c);
 absl::Status VerifyLinalg(const OpChecker& c);
 absl::Status VerifyControl(const OpChecker& c);
 absl::Status VerifyGatherScatter(const OpChecker& c);
+// Every family above, in turn.
+absl::Status VerifyFamilies(const OpChecker& c);
+
+// Ops with a quantized operand or result (verify_quantized.cc): the spec's quantization
+// constraints, then the family checks on the storage or expressed types.
+bool UsesQuantizedTypes(const Instruction& inst);
+absl::Status VerifyQuantized(const Instruction& inst);
 
 }  // namespace ember::ir::verifier
 

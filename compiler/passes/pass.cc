@@ -28,6 +28,12 @@ absl::StatusOr<bool> PassPipeline::Run(ir::Module& module) {
   return any;
 }
 
+PassPipeline CreateRequiredLoweringPipeline() {
+  PassPipeline pipeline;
+  pipeline.Add(CreateLegalizeQuantizedPass());
+  return pipeline;
+}
+
 PassPipeline CreateDefaultPipeline() {
   PassPipeline pipeline;
   pipeline.Add(CreateInlinePass());

@@ -52,6 +52,12 @@ std::unique_ptr<Pass> CreateAlgebraicSimplifierPass();  // x+0, x*1, no-op shape
 std::unique_ptr<Pass> CreateConstantFoldingPass();    // small results of constant operands
 std::unique_ptr<Pass> CreateCsePass();                // identical pure instructions
 std::unique_ptr<Pass> CreateDcePass();                // unused pure instructions
+// Quantized tensors -> storage integers and float math (legalize_quantized.cc).
+std::unique_ptr<Pass> CreateLegalizeQuantizedPass();
+
+// Lowerings every backend needs before it can run a module (the evaluator included):
+// legalize-quantized.
+PassPipeline CreateRequiredLoweringPipeline();
 
 // The default optimization pipeline the driver runs before handing the module to a backend.
 PassPipeline CreateDefaultPipeline();

@@ -1,5 +1,10 @@
 // Types (builtin and VHLO) and locations (FileLineCol, Name, CallSite, Fused) of the generic MLIR
 // tree, converted to Ember's ValueType and Location.
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +20,203 @@ const DialectParam* FindParam(const Type& type, const char* name) {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+// Integer storage type of a quantized type: signedness comes from the type's flags (VHLO) or its
+// spelling (i8 = signed, u8 = unsigned), the width from the type.
+absl::StatusOr<ir::ElementType> StorageElementType(bool is_signed, int64_t bits) {
+  return ir::ElementTypeFromName(absl::StrCat(is_signed ? "i" : "ui", bits));
+}
+
+// Reads the body of a `!quant.uniform<...>` spelling (whitespace already normalized by the text
+// parser, but tolerated anywhere):
+//   storage ['<' min ':' max '>'] ':' expressed [':' dim] ',' (param | '{' param {',' param} '}')
+//   param = scale [':' zero_point]
+class QuantTextReader {
+ public:
+  explicit QuantTextReader(const std::string& text) : text_(text) {}
+
+  absl::StatusOr<ir::QuantizedType> Read() {
+    const std::string prefix = "!quant.uniform";
+    if (text_.compare(0, prefix.size(), prefix) != 0) return Error("expected !quant.uniform");
+    pos_ = prefix.size();
+    if (!Eat('<')) return Error("expected '<'");
+    ir::QuantizedType q;
+    // Storage type: i<N> or u<N>.
+    Skip();
+    if (pos_ >= text_.size() || (text_[pos_] != 'i' && text_[pos_] != 'u')) {
+      return Error("expected a storage type i<N> or u<N>");
+    }
+    const bool is_signed = text_[pos_++] == 'i';
+    std::optional<int64_t> bits = Integer();
+    if (!bits.has_value()) return Error("expected the storage type's width");
+    absl::StatusOr<ir::ElementType> storage = StorageElementType(is_signed, *bits);
+    if (!storage.ok()) return Error(absl::StrCat("unsupported storage type ", is_signed ? "i" : "u", *bits));
+    q.storage_type = *storage;
+    q.storage_min = ir::QuantizedType::StorageTypeMin(q.storage_type);
+    q.storage_max = ir::QuantizedType::StorageTypeMax(q.storage_type);
+    if (Eat('<')) {
+      std::optional<int64_t> lo = Integer();
+      if (!lo.has_value() || !Eat(':')) return Error("expected storage_min ':'");
+      std::optional<int64_t> hi = Integer();
+      if (!hi.has_value() || !Eat('>')) return Error("expected storage_max '>'");
+      q.storage_min = *lo;
+      q.storage_max = *hi;
+    }
+    if (!Eat(':')) return Error("expected ':' before the expressed type");
+    Skip();
+    size_t end = pos_;
+    while (end < text_.size() && std::isalnum(static_cast<unsigned char>(text_[end]))) ++end;
+    absl::StatusOr<ir::ElementType> expressed =
+        ir::ElementTypeFromName(text_.substr(pos_, end - pos_));
+    if (!expressed.ok() || !ir::IsFloat(*expressed)) {
+      return Error(absl::StrCat("expressed type '", text_.substr(pos_, end - pos_),
+                                "' is not a float type"));
+    }
+    q.expressed_type = *expressed;
+    pos_ = end;
+    if (Eat(':')) {
+      std::optional<int64_t> dim = Integer();
+      if (!dim.has_value()) return Error("expected the quantized dimension");
+      q.quantized_dimension = *dim;
+    }
+    if (!Eat(',')) return Error("expected ',' before the scales");
+    const bool braced = Eat('{');
+    if (braced != q.quantized_dimension.has_value()) {
+      return Error(braced ? "per-tensor parameters must not be braced"
+                          : "per-axis parameters must be in braces");
+    }
+    do {
+      EMBER_RETURN_IF_ERROR(Param(&q));
+    } while (braced && Eat(','));
+    if (braced && !Eat('}')) return Error("expected '}'");
+    if (!Eat('>')) return Error("expected '>'");
+    Skip();
+    if (pos_ != text_.size()) return Error("unexpected trailing text");
+    return q;
+  }
+
+ private:
+  absl::Status Param(ir::QuantizedType* q) {
+    Skip();
+    const char* begin = text_.c_str() + pos_;
+    char* end = nullptr;
+    const double scale = std::strtod(begin, &end);
+    if (end == begin) return Error("expected a scale");
+    pos_ += static_cast<size_t>(end - begin);
+    int64_t zero_point = 0;
+    if (Eat(':')) {
+      std::optional<int64_t> zp = Integer();
+      if (!zp.has_value()) return Error("expected a zero point");
+      zero_point = *zp;
+    }
+    q->scales.push_back(scale);
+    q->zero_points.push_back(zero_point);
+    return absl::OkStatus();
+  }
+  void Skip() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Eat(char c) {
+    Skip();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  std::optional<int64_t> Integer() {
+    Skip();
+    const char* begin = text_.c_str() + pos_;
+    if (*begin != '-' && *begin != '+' && !std::isdigit(static_cast<unsigned char>(*begin))) {
+      return std::nullopt;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(begin, &end, 10);
+    if (end == begin || errno != 0) return std::nullopt;
+    pos_ += static_cast<size_t>(end - begin);
+    return static_cast<int64_t>(v);
+  }
+  absl::Status Error(const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat("quantized type ", text_, ": ", what,
+                                                   " at offset ", pos_));
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+bool IsQuantizedElement(const Type& type) {
+  return (type.kind == TypeKind::kOpaque && type.dialect == "quant") ||
+         (type.kind == TypeKind::kDialect && type.dialect == "vhlo" &&
+          (type.name == "quant_v1" || type.name == "quant_per_axis_v1"));
+}
+
+absl::StatusOr<int64_t> IntOf(const Type& type, const char* name) {
+  const DialectParam* p = FindParam(type, name);
+  if (p == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed ", PrintType(type), ": no ", name));
+  }
+  return p->kind == DialectParam::Kind::kUInt ? static_cast<int64_t>(p->u) : p->i;
+}
+
+absl::StatusOr<double> DoubleOf(const DialectParam& p) {
+  if (p.kind != DialectParam::Kind::kFloatBits || p.words.empty()) {
+    return absl::InvalidArgumentError("malformed quantization scale");
+  }
+  double d;
+  static_assert(sizeof(d) == sizeof(p.words[0]));
+  std::memcpy(&d, &p.words[0], sizeof(d));
+  return d;
+}
+
+// !vhlo.quant_v1 / !vhlo.quant_per_axis_v1 (bytecode codes 24 and 30).
+absl::StatusOr<ir::QuantizedType> ConvertVhloQuantized(const Type& type) {
+  ir::QuantizedType q;
+  const DialectParam* storage = FindParam(type, "storage_type");
+  const DialectParam* expressed = FindParam(type, "expressed_type");
+  if (storage == nullptr || !storage->type || expressed == nullptr || !expressed->type) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed ", PrintType(type)));
+  }
+  EMBER_ASSIGN_OR_RETURN(int64_t flags, IntOf(type, "flags"));
+  EMBER_ASSIGN_OR_RETURN(ir::ElementType storage_bits, ConvertElementType(*storage->type));
+  if (!ir::IsInteger(storage_bits)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(PrintType(type), ": storage type is not an integer type"));
+  }
+  EMBER_ASSIGN_OR_RETURN(q.storage_type,
+                         StorageElementType((flags & 1) != 0, ir::BitWidth(storage_bits)));
+  EMBER_ASSIGN_OR_RETURN(q.expressed_type, ConvertElementType(*expressed->type));
+  EMBER_ASSIGN_OR_RETURN(q.storage_min, IntOf(type, "storage_type_min"));
+  EMBER_ASSIGN_OR_RETURN(q.storage_max, IntOf(type, "storage_type_max"));
+  if (type.name == "quant_v1") {
+    const DialectParam* scale = FindParam(type, "scale");
+    if (scale == nullptr) return absl::InvalidArgumentError("malformed !vhlo.quant_v1: no scale");
+    EMBER_ASSIGN_OR_RETURN(double s, DoubleOf(*scale));
+    EMBER_ASSIGN_OR_RETURN(int64_t zp, IntOf(type, "zero_point"));
+    q.scales = {s};
+    q.zero_points = {zp};
+  } else {
+    EMBER_ASSIGN_OR_RETURN(int64_t dim, IntOf(type, "quantized_dimension"));
+    q.quantized_dimension = dim;
+    const DialectParam* scales = FindParam(type, "scales");
+    const DialectParam* zps = FindParam(type, "zero_points");
+    if (scales == nullptr || zps == nullptr) {
+      return absl::InvalidArgumentError("malformed !vhlo.quant_per_axis_v1");
+    }
+    for (const DialectParam& s : scales->list) {
+      EMBER_ASSIGN_OR_RETURN(double d, DoubleOf(s));
+      q.scales.push_back(d);
+    }
+    for (const DialectParam& z : zps->list) q.zero_points.push_back(z.i);
+  }
+  return q;
+}
+
+absl::StatusOr<ir::QuantizedType> ConvertQuantizedType(const Type& type) {
+  if (type.kind == TypeKind::kOpaque) return QuantTextReader(type.name).Read();
+  return ConvertVhloQuantized(type);
 }
 
 }  // namespace
@@ -124,6 +326,11 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
         absl::StrCat("tensor encoding ", PrintAttribute(*encoding), " is not supported"));
   }
   if (element == nullptr) return absl::InvalidArgumentError("tensor type without element type");
+  if (IsQuantizedElement(*element)) {
+    EMBER_ASSIGN_OR_RETURN(ir::QuantizedType q, ConvertQuantizedType(*element));
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeQuantized(q, dims));
+    return ir::ValueType::Tensor(std::move(shape));
+  }
   EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
   EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(et, dims));
   return ir::ValueType::Tensor(std::move(shape));

@@ -150,7 +150,7 @@ TEST_F(ImportSuiteTest, Interpret) { RunTextFolder("interpret"); }
 TEST_F(ImportSuiteTest, Testdata) { RunTextFolder("testdata"); }
 
 // The artifacts exercise every op and type StableHLO has, so some functions use what Ember does
-// not take (dynamic shapes, index or quantized types): both forms are imported function by
+// not take (dynamic shapes, index types): both forms are imported function by
 // function, and the importable functions, the skipped ones and their errors must be the same.
 struct Lenient {
   std::string text;   // Module::ToString() of the importable functions
@@ -241,7 +241,7 @@ TEST_F(ImportSuiteTest, VhloArtifactsMatchTheirText) {
   }
   std::printf("[import suite] vhlo: %zu artifacts: %d imported, verified and equal to their "
               ".mlir twin (%d twins), %d failed; %zu functions imported, %zu skipped in both "
-              "forms (dynamic shapes, index/quantized types, unsupported ops)\n",
+              "forms (dynamic shapes, index types, unsupported ops)\n",
               files.size(), passed, twins, failed, functions, skipped);
 }
 
@@ -295,7 +295,7 @@ TEST_F(ImportSuiteTest, NewerVhloOpVersions) {
 // must be one whose ops the importer knows: in the upstream artifact of that minor version, no
 // function may fail on an op Ember does not take or on VHLO attributes it does not expect.
 // (cross-replica-sum is a legacy alias that no framework emits.) Types Ember does not take
-// (dynamic shapes, index, quantized, buffers, futures) are reported per function as before.
+// (dynamic shapes, index, buffers, futures) are reported per function as before.
 TEST_F(ImportSuiteTest, AdvertisedStableHloVersionImports) {
   const int64_t* v = pjrt::kStableHloCurrent;
   const fs::path path =
