@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "compiler/host/eval_util.h"
 #include "compiler/host/evaluator.h"
+#include "compiler/ir/verifier.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::passes {
@@ -86,6 +87,12 @@ class Refiner {
     entry_ = &entry;
     EMBER_RETURN_IF_ERROR(Refine(entry));
     EMBER_RETURN_IF_ERROR(CreateDcePass()->Run(module_).status());
+    // Static types make the full static rules apply: a guess of argument shapes or dimension
+    // values that contradicts the program fails here, naming the op.
+    if (absl::Status s = ir::Verify(module_); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refine_shapes: the refined program is inconsistent: ", s.message()));
+    }
     // Whatever is left dynamic (in functions no call reaches, say) is reported by the compile
     // path; the refined entry itself must be static.
     for (const auto& inst : entry.instructions()) {
@@ -152,6 +159,16 @@ class Refiner {
   }
 
   absl::Status Refine(ir::Computation& computation) {
+    // The rebuild frees the old instructions, and a new value may reuse a freed address: the
+    // mappings made here must not outlive it (uses are redirected by then).
+    added_.emplace_back();
+    absl::Status s = RefineInPlace(computation);
+    for (const ir::Value* old : added_.back()) map_.erase(old);
+    added_.pop_back();
+    return s;
+  }
+
+  absl::Status RefineInPlace(ir::Computation& computation) {
     bool first = true;
     return RebuildComputation(
         computation, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
@@ -162,8 +179,7 @@ class Refiner {
               EMBER_ASSIGN_OR_RETURN(ir::Literal lit,
                                      IntegerLiteral(param->type().element_type(), value));
               ir::Instruction* c = AddConstant(b.computation(), std::move(lit), {});
-              map_[param] = c->result();
-              b.SetMapping(param, c->result());
+              Map(param, c->result(), b);
             }
           }
           first = false;
@@ -216,7 +232,7 @@ class Refiner {
       if (!types[r].is_static()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "refine_shapes: ", inst.Describe(), ": cannot infer a static type for result ", r,
-            " (declared ", types[r].ToString(), ") from operands of types ",
+            " (declared ", inst.result(r)->type().ToString(), ") from operands of types ",
             OperandTypes(operands)));
       }
       if (!types[r].IsCompatibleWith(inst.result(r)->type())) {
@@ -236,6 +252,7 @@ class Refiner {
 
   void Map(const ir::Value* old, ir::Value* now, Rebuilder& b) {
     map_[old] = now;
+    added_.back().push_back(old);
     b.SetMapping(old, now);
   }
 
@@ -443,6 +460,24 @@ class Refiner {
         if (!(*types)[0].is_static()) EMBER_RETURN_IF_ERROR(set(GatherDims(inst, operands, sizes)));
         return absl::OkStatus();
       }
+      case Opcode::kDynamicConv: {
+        if (declared_static && !shape_operands_constant(2, 3)) return absl::OkStatus();
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> padding, ShapeValues(inst, operands, 2, "d_padding"));
+        *opcode = Opcode::kConvolution;
+        attrs->Set("padding", ir::Attribute::Ints(padding));
+        new_operands->resize(2);
+        if (!declared_static) {
+          std::vector<int64_t> dims = ConvDims(inst, operands, padding);
+          if (dims.size() != operands[0]->type().dims().size()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "refine_shapes: ", inst.Describe(), ": the window attributes and d_padding do not "
+                "describe the convolution's spatial dimensions (one entry each), so its result "
+                "shape cannot be inferred"));
+          }
+          EMBER_RETURN_IF_ERROR(set(dims));
+        }
+        return absl::OkStatus();
+      }
       default:
         break;
     }
@@ -481,6 +516,49 @@ class Refiner {
     return out;
   }
 
+  // Convolution result dims (with `padding` as low/high pairs per spatial dim).
+  std::vector<int64_t> ConvDims(const ir::Instruction& inst, const std::vector<ir::Value*>& operands,
+                                const std::vector<int64_t>& padding) {
+    const std::vector<int64_t>& lhs = operands[0]->type().dims();
+    const std::vector<int64_t>& rhs = operands[1]->type().dims();
+    const int64_t ib = IntOr(inst, "input_batch_dimension", -1);
+    const int64_t kof = IntOr(inst, "kernel_output_feature_dimension", -1);
+    const int64_t ob = IntOr(inst, "output_batch_dimension", -1);
+    const int64_t of = IntOr(inst, "output_feature_dimension", -1);
+    const std::vector<int64_t> is = IntsOr(inst, "input_spatial_dimensions", {});
+    const std::vector<int64_t> ks = IntsOr(inst, "kernel_spatial_dimensions", {});
+    const std::vector<int64_t> os = IntsOr(inst, "output_spatial_dimensions", {});
+    const size_t n = is.size();
+    const int64_t bgc = IntOr(inst, "batch_group_count", 1);
+    const std::vector<int64_t> strides = IntsOr(inst, "window_strides", std::vector<int64_t>(n, 1));
+    const std::vector<int64_t> ldil = IntsOr(inst, "lhs_dilation", std::vector<int64_t>(n, 1));
+    const std::vector<int64_t> rdil = IntsOr(inst, "rhs_dilation", std::vector<int64_t>(n, 1));
+    const int64_t rank = static_cast<int64_t>(lhs.size());
+    auto in_range = [&](int64_t d) { return d >= 0 && d < rank; };
+    if (!in_range(ib) || !in_range(ob) || !in_range(of) || kof < 0 ||
+        kof >= static_cast<int64_t>(rhs.size()) || ks.size() != n || os.size() != n ||
+        strides.size() != n || ldil.size() != n || rdil.size() != n || padding.size() != 2 * n ||
+        bgc <= 0) {
+      return {ir::kDynamicDim};
+    }
+    std::vector<int64_t> out(lhs.size(), ir::kDynamicDim);
+    out[ob] = lhs[ib] / bgc;
+    out[of] = rhs[kof];
+    for (size_t i = 0; i < n; ++i) {
+      if (!in_range(is[i]) || !in_range(os[i]) || ks[i] < 0 ||
+          ks[i] >= static_cast<int64_t>(rhs.size()) || strides[i] <= 0) {
+        return {ir::kDynamicDim};
+      }
+      const int64_t input = lhs[is[i]];
+      const int64_t dilated_input = input == 0 ? 0 : (input - 1) * ldil[i] + 1;
+      const int64_t padded = dilated_input + padding[2 * i] + padding[2 * i + 1];
+      const int64_t window = rhs[ks[i]];
+      const int64_t dilated_window = window == 0 ? 0 : (window - 1) * rdil[i] + 1;
+      out[os[i]] = padded < dilated_window || padded == 0 ? 0 : (padded - dilated_window) / strides[i] + 1;
+    }
+    return out;
+  }
+
   // Result types of the static ops whose declared result has `?` dims, from static operands.
   absl::Status InferStaticOp(const ir::Instruction& inst, const std::vector<ir::Value*>& operands,
                              std::vector<ir::ValueType>* types) {
@@ -513,6 +591,14 @@ class Refiner {
           EMBER_RETURN_IF_ERROR(set(r, dims_of(r)));
         }
         return absl::OkStatus();
+      case Opcode::kConvolution: {
+        const size_t n = IntsOr(inst, "input_spatial_dimensions", {}).size();
+        return set(0, ConvDims(inst, operands, IntsOr(inst, "padding", std::vector<int64_t>(2 * n, 0))));
+      }
+      case Opcode::kDynamicUpdateSlice:
+      case Opcode::kDynamicSlice:
+        if (inst.opcode() == Opcode::kDynamicUpdateSlice) return set(0, dims_of(0));
+        return set(0, IntsOr(inst, "slice_sizes", {}));
       case Opcode::kTriangularSolve:
         return set(0, dims_of(1));
       case Opcode::kConcatenate: {
@@ -677,6 +763,7 @@ class Refiner {
   ir::Computation* entry_ = nullptr;
   std::map<int64_t, int64_t> dim_values_;
   std::unordered_map<const ir::Value*, ir::Value*> map_;
+  std::vector<std::vector<const ir::Value*>> added_;
 };
 
 class RefineShapesPass : public Pass {

@@ -641,6 +641,16 @@ std::string Reason(const Case& c, const std::string& error) {
     return e == std::string::npos ? "" : error.substr(from, e - from);
   };
   if (error.find("has a dynamic dimension") != std::string::npos) return "import: dynamic shapes";
+  if (error.rfind("round-trip: ", 0) == 0) {
+    // The op's location inside the case's own file says nothing the case id does not.
+    std::string e = error;
+    const std::string at = absl::StrCat(" at ", c.id, ":");
+    if (const size_t b = e.find(at); b != std::string::npos) {
+      const size_t end = e.find(": ", b + at.size());
+      if (end != std::string::npos) e.erase(b, end - b);
+    }
+    return OneLine(e, 200);
+  }
   if (error.find("!quant.") != std::string::npos) return "import: quantized types";
   if (const size_t e = error.find(" is not supported by the importer"); e != std::string::npos) {
     const size_t b = error.rfind("chlo.", e);
