@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -68,10 +69,60 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
   return frontend::ImportModule(*op);
 }
 
+namespace {
+
+// Backends need static shapes. Shape-polymorphic programs (`?` dims) are refined by the caller
+// (JAX specializes them before it compiles; passes::RefineShapes does it for Ember's tools).
+// Checks what the entry runs: its arguments, its instructions, their regions and callees.
+absl::Status CheckStaticComputation(const ir::Computation& c, std::set<const ir::Computation*>& seen) {
+  if (!seen.insert(&c).second) return absl::OkStatus();
+  for (const auto& p : c.parameters()) {
+    if (!p->type().is_static()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a parameter of @", c.name(), " has the dynamically shaped type ", p->type().ToString(),
+          ": the program must be refined to static shapes before it is compiled"));
+    }
+  }
+  for (const auto& inst : c.instructions()) {
+    for (size_t r = 0; r < inst->num_results(); ++r) {
+      if (!inst->result(r)->type().is_static()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            inst->Describe(), ": result type ", inst->result(r)->type().ToString(),
+            " is dynamically shaped: the program must be refined to static shapes before it is "
+            "compiled"));
+      }
+    }
+    for (const ir::Computation* region : inst->regions()) {
+      EMBER_RETURN_IF_ERROR(CheckStaticComputation(*region, seen));
+    }
+    if (inst->callee() != nullptr) EMBER_RETURN_IF_ERROR(CheckStaticComputation(*inst->callee(), seen));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStaticShapes(const ir::Computation* entry) {
+  if (entry == nullptr) return absl::OkStatus();
+  for (size_t i = 0; i < entry->parameters().size(); ++i) {
+    const ir::ValueType& type = entry->parameter(i)->type();
+    if (!type.is_static()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " of @", entry->name(), " has the dynamically shaped type ",
+          type.ToString(), ": the program must be refined to static shapes before it is "
+          "compiled (shape-polymorphic programs are specialized by the framework, or by "
+          "the refine_shapes pass)"));
+    }
+  }
+  std::set<const ir::Computation*> seen;
+  return CheckStaticComputation(*entry, seen);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
     const frontend::CompileOptions& options, absl::Span<const uint8_t> source) {
   EMBER_RETURN_IF_ERROR(ir::Verify(*module));
+  EMBER_RETURN_IF_ERROR(CheckStaticShapes(entry != nullptr ? entry : module->entry()));
   auto program = std::make_unique<CompiledProgram>();
   program->module = std::move(module);
   program->entry = entry != nullptr ? entry : program->module->entry();

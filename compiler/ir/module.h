@@ -36,6 +36,8 @@ class Value {
   Value(ValueType type, Instruction* producer, Computation* owner, int index)
       : type_(std::move(type)), producer_(producer), owner_(owner), index_(index) {}
   const ValueType& type() const { return type_; }
+  // Only refine_shapes changes a type (a dynamic one to a static one it is compatible with).
+  void set_type(ValueType type) { type_ = std::move(type); }
   // The defining instruction; null for a computation parameter.
   Instruction* producer() const { return producer_; }
   // The computation the value belongs to (the parameter's, or the producer's).

@@ -17,7 +17,16 @@ absl::string_view XlaName(ElementType type) {
 }
 
 std::string DimsString(absl::Span<const int64_t> dims) {
-  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    if (dims[i] == kDynamicDim) {
+      s += "?";
+    } else {
+      absl::StrAppend(&s, dims[i]);
+    }
+  }
+  return s + "]";
 }
 
 }  // namespace
@@ -82,6 +91,28 @@ absl::StatusOr<Shape> Shape::MakeWithLayout(ElementType type, absl::Span<const i
   return Shape(type, std::vector<int64_t>(dims.begin(), dims.end()), std::move(layout), count);
 }
 
+absl::StatusOr<Shape> Shape::MakeDynamic(ElementType type, absl::Span<const int64_t> dims) {
+  std::vector<int64_t> bounded(dims.begin(), dims.end());
+  bool dynamic = false;
+  for (int64_t& d : bounded) {
+    if (d == kDynamicDim) {
+      dynamic = true;
+      d = 0;
+    }
+  }
+  if (!dynamic) return Make(type, dims);
+  // Checks everything but the dynamic dims (taken as 0 here).
+  EMBER_ASSIGN_OR_RETURN(Shape checked, Make(type, bounded));
+  return Shape(type, std::vector<int64_t>(dims.begin(), dims.end()), checked.layout(), 0);
+}
+
+bool Shape::is_static() const {
+  for (int64_t d : dims_) {
+    if (d == kDynamicDim) return false;
+  }
+  return true;
+}
+
 Shape Shape::Scalar(ElementType type) { return Shape(type, {}, Layout(), 1); }
 
 absl::StatusOr<Shape> Shape::MakeQuantized(const QuantizedType& type,
@@ -112,6 +143,10 @@ Shape Shape::StorageShape() const {
 }
 
 absl::StatusOr<Shape> Shape::WithLayout(const Layout& layout) const {
+  if (!is_static()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", ToString(), " has a dynamic dimension and cannot take a layout"));
+  }
   EMBER_ASSIGN_OR_RETURN(Shape s, MakeWithLayout(element_type_, dims_, layout.minor_to_major()));
   s.quantized_ = quantized_;
   return s;

@@ -1,6 +1,8 @@
-// The static shape of an array value: element type, dimension sizes and memory layout.
+// The shape of an array value: element type, dimension sizes and memory layout.
 // Shapes are valid by construction (Make checks dims, layout and that the element count and
-// byte size fit in int64_t), so the accessors below cannot fail.
+// byte size fit in int64_t), so the accessors below cannot fail. A dimension may be dynamic
+// (kDynamicDim, printed `?`) only in shapes built with MakeDynamic: shape-polymorphic programs
+// import with them, and refine_shapes makes them static before anything runs.
 #ifndef EMBER_COMPILER_IR_SHAPE_H_
 #define EMBER_COMPILER_IR_SHAPE_H_
 
@@ -17,6 +19,9 @@
 #include "compiler/ir/quantized_type.h"
 
 namespace ember::ir {
+
+// A dimension whose size is only known at run time (MLIR's `?`, ShapedType::kDynamic).
+inline constexpr int64_t kDynamicDim = INT64_MIN;
 
 // Product of dims; an error when a dim is negative or the product exceeds int64_t.
 absl::StatusOr<int64_t> CheckedElementCount(absl::Span<const int64_t> dims);
@@ -35,6 +40,9 @@ class Shape {
   // As Make, with an explicit minor_to_major that must be a permutation of 0..rank-1.
   static absl::StatusOr<Shape> MakeWithLayout(ElementType type, absl::Span<const int64_t> dims,
                                               absl::Span<const int64_t> minor_to_major);
+  // As Make, but dims may also be kDynamicDim. A shape with a dynamic dim has element_count()
+  // and ByteSize() 0 and a row-major layout; nothing may allocate or run it.
+  static absl::StatusOr<Shape> MakeDynamic(ElementType type, absl::Span<const int64_t> dims);
   // A rank-0 shape; cannot fail (a scalar always fits).
   static Shape Scalar(ElementType type);
 
@@ -59,12 +67,17 @@ class Shape {
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
   const Layout& layout() const { return layout_; }
 
+  // No dim is kDynamicDim.
+  bool is_static() const;
+  bool is_dynamic_dim(int64_t i) const { return dims_[i] == kDynamicDim; }
+
   int64_t element_count() const { return element_count_; }
   // Bytes of a dense buffer of this shape: element_count() * StorageBytes(element_type()).
   int64_t ByteSize() const;
 
-  // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names; a
-  // quantized shape prints its MLIR element spelling: "!quant.uniform<i8:f32, 0.5>[2]{0}".
+  // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names (a dynamic
+  // dim prints as `?`); a quantized shape prints its MLIR element spelling:
+  // "!quant.uniform<i8:f32, 0.5>[2]{0}".
   std::string ToString() const;
 
   // Same element type (quantization included) and dims, any layout.

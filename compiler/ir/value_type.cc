@@ -18,7 +18,13 @@ std::string ValueType::ToString() const {
       break;
   }
   std::string text = "tensor<";
-  for (int64_t d : shape_.dims()) absl::StrAppend(&text, d, "x");
+  for (int64_t d : shape_.dims()) {
+    if (d == kDynamicDim) {
+      text += "?x";
+    } else {
+      absl::StrAppend(&text, d, "x");
+    }
+  }
   if (shape_.is_quantized()) {
     absl::StrAppend(&text, shape_.quantized()->ToString(), ">");
   } else {
@@ -51,6 +57,45 @@ bool ValueType::operator==(const ValueType& other) const {
       return shape_.EqualsIgnoringLayout(other.shape_);
   }
   return false;
+}
+
+bool ValueType::is_static() const {
+  switch (kind_) {
+    case Kind::kToken:
+      return true;
+    case Kind::kTuple:
+      for (const ValueType& e : elements_) {
+        if (!e.is_static()) return false;
+      }
+      return true;
+    case Kind::kTensor:
+      return shape_.is_static();
+  }
+  return true;
+}
+
+bool ValueType::IsCompatibleWith(const ValueType& other) const {
+  if (kind_ != other.kind_) return false;
+  switch (kind_) {
+    case Kind::kToken:
+      return true;
+    case Kind::kTuple:
+      if (elements_.size() != other.elements_.size()) return false;
+      for (size_t i = 0; i < elements_.size(); ++i) {
+        if (!elements_[i].IsCompatibleWith(other.elements_[i])) return false;
+      }
+      return true;
+    case Kind::kTensor:
+      break;
+  }
+  if (element_type() != other.element_type() || dims().size() != other.dims().size()) {
+    return false;
+  }
+  for (size_t i = 0; i < dims().size(); ++i) {
+    const int64_t a = dims()[i], b = other.dims()[i];
+    if (a != b && a != kDynamicDim && b != kDynamicDim) return false;
+  }
+  return true;
 }
 
 }  // namespace ember::ir

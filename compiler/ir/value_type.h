@@ -1,4 +1,5 @@
-// The type of an IR value: a statically shaped tensor, a token, or a tuple of those.
+// The type of an IR value: a tensor (static, or with dynamic dims before refine_shapes), a token,
+// or a tuple of those.
 #ifndef EMBER_COMPILER_IR_VALUE_TYPE_H_
 #define EMBER_COMPILER_IR_VALUE_TYPE_H_
 
@@ -29,6 +30,8 @@ class ValueType {
   const std::vector<int64_t>& dims() const { return shape_.dims(); }
   // Tuple only.
   const std::vector<ValueType>& elements() const { return elements_; }
+  // No tensor in this type (tuple elements included) has a dynamic dim.
+  bool is_static() const;
 
   bool is_quantized() const { return is_tensor() && shape_.is_quantized(); }
   // This type with quantized tensors (also inside tuples) replaced by their storage integers.
@@ -39,6 +42,8 @@ class ValueType {
   std::string ToString() const;
   bool operator==(const ValueType& other) const;
   bool operator!=(const ValueType& other) const { return !(*this == other); }
+  // The StableHLO spec's "compatible" types: equal, except that a dynamic dim matches any size.
+  bool IsCompatibleWith(const ValueType& other) const;
 
  private:
   ValueType(Kind kind, Shape shape, std::vector<ValueType> elements)

@@ -89,13 +89,23 @@ absl::Status VerifyShapeOp(const OpChecker& c);
 absl::Status VerifyLinalg(const OpChecker& c);
 absl::Status VerifyControl(const OpChecker& c);
 absl::Status VerifyGatherScatter(const OpChecker& c);
-// Every family above, in turn.
+// Every family (these and VerifyDynamicShapeOp below), with VerifyDynamicFallback for ops
+// with `?` dims.
 absl::Status VerifyFamilies(const OpChecker& c);
 
 // Ops with a quantized operand or result (verify_quantized.cc): the spec's quantization
 // constraints, then the family checks on the storage or expressed types.
 bool UsesQuantizedTypes(const Instruction& inst);
 absl::Status VerifyQuantized(const Instruction& inst);
+// dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad, real_dynamic_slice,
+// dynamic_gather, dynamic_conv (verify_dynamic.cc).
+absl::Status VerifyDynamicShapeOp(const OpChecker& c);
+// For an op with dynamically shaped operands or results whose static rules failed with
+// `static_error`: accepts it when the rules that hold for every refinement do (see
+// verify_dynamic.cc), else returns `static_error`. `elementwise`: the op's operands and result
+// share one shape.
+absl::Status VerifyDynamicFallback(const OpChecker& c, const absl::Status& static_error,
+                                   bool elementwise);
 
 }  // namespace ember::ir::verifier
 

@@ -229,6 +229,37 @@ TEST_F(PjrtCApiTest, CompileInvalidProgramFormat) {
   EXPECT_EQ(args.executable, nullptr);
 }
 
+// A shape-polymorphic program that was not refined to static shapes: INVALID_ARGUMENT naming
+// the argument, never a crash (JAX refines such programs before it compiles them).
+TEST_F(PjrtCApiTest, CompileUnrefinedDynamicShapesIsAnError) {
+  std::string options = SingleDeviceCompileOptions();
+  std::string format = "mlir";
+  std::string code = R"(
+func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = stablehlo.negate %arg1 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+})";
+  auto program = EMBER_ARGS(PJRT_Program);
+  program.code = code.data();
+  program.code_size = code.size();
+  program.format = format.c_str();
+  program.format_size = format.size();
+  auto args = EMBER_ARGS(PJRT_Client_Compile_Args);
+  args.client = client_.get();
+  args.program = &program;
+  args.compile_options = options.data();
+  args.compile_options_size = options.size();
+  ErrorInfo error = TakeError(api_->PJRT_Client_Compile(&args));
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("argument 1 of @main has the dynamically shaped type "
+                               "tensor<?x4xf32>"),
+            std::string::npos)
+      << error.message;
+  EXPECT_NE(error.message.find("must be refined to static shapes"), std::string::npos)
+      << error.message;
+  EXPECT_EQ(args.executable, nullptr);
+}
+
 // ---------------------------------------------------------------- create options
 
 TEST(CapiClientCreateTest, HostDeviceCountOptionGivesThatManyDevices) {

@@ -4,6 +4,19 @@
 // failed check.* custom calls surface as execution errors. expected_failures.txt lists every
 // failing case with a reason; the test fails when an unlisted case fails or a listed case passes.
 //
+// Round-trip cases: testdata files whose @main takes arguments and that have no check ops are
+// upstream serialization round-trip tests (JAX shape-polymorphic exports: leading scalar integer
+// arguments are the dimension variables, other arguments have `?` dims). They carry no expected
+// values, so their criterion is differential: import + verify; specialize (every dimension
+// variable = kRoundTripDimSize, every `?` of an argument = kRoundTripDimSize, which is what a
+// program whose argument dims are single variables needs); run passes::RefineShapes; compile
+// through the same runtime::Executable path and execute on random inputs (floats in [-2, 2],
+// integers in [0, 4]); execute the refined program on the reference evaluator too; results must
+// have the same types and be equal (floats within a relative/absolute 1e-5 f32, 1e-12 f64,
+// 1e-2 for 16-bit floats: the compiled path fuses and may reassociate). A case whose dims are
+// expressions of several variables (2*b, b+c) cannot be specialized this way and fails in
+// refine_shapes with the op that contradicts the guess; those are listed with that reason.
+//
 // Environment: EMBER_CONFORMANCE_WRITE=<path> writes the observed failures as a new list;
 // EMBER_CONFORMANCE_FILTER=<substring> runs only matching case ids (the list check is then
 // limited to those cases).
@@ -14,8 +27,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -28,6 +44,8 @@
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/host/evaluator.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/refine_shapes.h"
 #include "gtest/gtest.h"
 #include "runtime/client.h"
 #include "runtime/executable.h"
@@ -49,6 +67,7 @@ struct Case {
 
 struct Outcome {
   bool passed = false;
+  bool round_trip = false;
   std::string error;
 };
 
@@ -359,6 +378,229 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
   return absl::OkStatus();
 }
 
+// ---- Round-trip cases (see the header comment) ------------------------------------------------
+
+constexpr int64_t kRoundTripDimSize = 3;
+
+absl::Status Stage(const char* stage, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(stage, ": ", std::string(s.message())));
+}
+
+// The entry of a round-trip case: @main with parameters, and no check ops in the file.
+bool IsRoundTripCase(const Case& c) {
+  if (c.folder != "testdata" || c.text.find("check.") != std::string::npos) return false;
+  const size_t main = c.text.find("@main(");
+  return main != std::string::npos && c.text.compare(main + 6, 1, ")") != 0;
+}
+
+// Leading scalar integer parameters of an entry that has dynamic dims are dimension variables.
+size_t DimensionVariableCount(const ir::Computation& entry) {
+  bool dynamic = false;
+  for (const auto& p : entry.parameters()) dynamic = dynamic || !p->type().is_static();
+  if (!dynamic) return 0;
+  size_t n = 0;
+  for (const auto& p : entry.parameters()) {
+    const ir::ValueType& t = p->type();
+    if (!t.is_tensor() || !t.dims().empty() || !ir::IsInteger(t.element_type())) break;
+    ++n;
+  }
+  return n;
+}
+
+// Converts f64 values to `type` with the evaluator's own convert (every element type at once).
+absl::StatusOr<ir::Literal> ConvertTo(ir::Literal f64, ir::ElementType type) {
+  ir::Module module("convert");
+  EMBER_ASSIGN_OR_RETURN(ir::Computation * fn, module.AddFunction("convert"));
+  ir::Value* in = fn->AddParameter(ir::ValueType::Tensor(f64.shape()));
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(type, f64.shape().dims()));
+  ir::Instruction* convert =
+      fn->AddInstruction(ir::Opcode::kConvert, {in}, {ir::ValueType::Tensor(shape)});
+  fn->AddInstruction(ir::Opcode::kReturn, {convert->result()}, {});
+  std::vector<host::EvalValue> args;
+  args.push_back(host::EvalValue::Array(std::move(f64)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> out, Evaluate(*fn, std::move(args)));
+  return std::move(out[0].array);
+}
+
+absl::StatusOr<ir::Literal> RandomLiteral(const ir::ValueType& type, std::mt19937& rng) {
+  if (!type.is_tensor()) return absl::UnimplementedError("round-trip: non-tensor argument");
+  EMBER_ASSIGN_OR_RETURN(ir::Shape f64_shape, ir::Shape::Make(ir::ElementType::kF64, type.dims()));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal f64, ir::Literal::Create(f64_shape));
+  EMBER_ASSIGN_OR_RETURN(absl::Span<double> data, f64.mutable_data<double>());
+  const bool integer = ir::IsInteger(type.element_type());
+  std::uniform_real_distribution<double> real(-2, 2);
+  std::uniform_int_distribution<int> small(0, 4);
+  for (double& x : data) x = integer ? small(rng) : real(rng);
+  if (type.element_type() == ir::ElementType::kF64) return f64;
+  return ConvertTo(std::move(f64), type.element_type());
+}
+
+absl::StatusOr<ir::Literal> Scalar(ir::ElementType type, int64_t v) {
+  EMBER_ASSIGN_OR_RETURN(ir::Literal f64, ir::Literal::Scalar<double>(static_cast<double>(v)));
+  return ConvertTo(std::move(f64), type);
+}
+
+double Tolerance(ir::ElementType type) {
+  switch (type) {
+    case ir::ElementType::kF64:
+    case ir::ElementType::kC128:
+      return 1e-12;
+    case ir::ElementType::kF32:
+    case ir::ElementType::kC64:
+      return 1e-5;
+    default:
+      return 1e-2;
+  }
+}
+
+// Equal bytes, or (floats) values within the type's tolerance; NaNs match NaNs.
+absl::Status CompareResults(const ir::Literal& compiled, const ir::Literal& reference, size_t i) {
+  if (!compiled.shape().EqualsIgnoringLayout(reference.shape())) {
+    return absl::InternalError(absl::StrCat("result ", i, ": compiled ", compiled.shape().ToString(),
+                                            " vs evaluator ", reference.shape().ToString()));
+  }
+  if (compiled == reference) return absl::OkStatus();
+  const ir::ElementType type = reference.element_type();
+  if (!ir::IsFloat(type) && !ir::IsComplex(type)) {
+    return absl::InternalError(absl::StrCat("result ", i, " of type ", reference.shape().ToString(),
+                                            " differs between the compiled path and the evaluator"));
+  }
+  const ir::ElementType wide = ir::IsComplex(type) ? ir::ElementType::kC128 : ir::ElementType::kF64;
+  EMBER_ASSIGN_OR_RETURN(ir::Literal a_copy, compiled.Clone());
+  EMBER_ASSIGN_OR_RETURN(ir::Literal b_copy, reference.Clone());
+  EMBER_ASSIGN_OR_RETURN(ir::Literal a, ConvertTo(std::move(a_copy), wide));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal b, ConvertTo(std::move(b_copy), wide));
+  const size_t n = static_cast<size_t>(a.size_bytes() / sizeof(double));
+  const double* x = reinterpret_cast<const double*>(a.bytes().data());
+  const double* y = reinterpret_cast<const double*>(b.bytes().data());
+  const double tol = Tolerance(type);
+  for (size_t k = 0; k < n; ++k) {
+    if (std::isnan(x[k]) && std::isnan(y[k])) continue;
+    if (x[k] == y[k]) continue;
+    if (std::fabs(x[k] - y[k]) <= tol * std::max(1.0, std::fabs(y[k]))) continue;
+    return absl::InternalError(absl::StrCat("result ", i, " (", reference.shape().ToString(),
+                                            ") element ", k, ": compiled ", x[k], " vs evaluator ",
+                                            y[k]));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ir::Module>> ImportRefined(const Case& c,
+                                                          const passes::ShapeRefinement** r,
+                                                          passes::ShapeRefinement* storage) {
+  absl::StatusOr<std::unique_ptr<frontend::Operation>> op = frontend::ParseMlirText(c.text, c.filename);
+  if (!op.ok()) return Stage("parse", op.status());
+  absl::StatusOr<std::unique_ptr<ir::Module>> module = frontend::ImportModule(**op);
+  if (!module.ok()) return Stage("import", module.status());
+  if (absl::Status s = ir::Verify(**module); !s.ok()) return Stage("verify", s);
+  ir::Computation* main = (*module)->FindFunction("main");
+  if (main == nullptr) return absl::InvalidArgumentError("entry: no @main");
+  if (*r == nullptr) {
+    const size_t vars = DimensionVariableCount(*main);
+    for (size_t i = 0; i < main->parameters().size(); ++i) {
+      const ir::ValueType& t = main->parameter(i)->type();
+      if (!t.is_tensor()) {
+        return absl::UnimplementedError("round-trip: an argument that is not a tensor");
+      }
+      std::vector<int64_t> dims = t.dims();
+      for (int64_t& d : dims) {
+        if (d == ir::kDynamicDim) d = kRoundTripDimSize;
+      }
+      absl::StatusOr<ir::Shape> shape = ir::Shape::Make(t.element_type(), dims);
+      if (!shape.ok()) return shape.status();
+      storage->arg_types.push_back(ir::ValueType::Tensor(*shape));
+      if (i < vars) storage->dim_values[static_cast<int64_t>(i)] = kRoundTripDimSize;
+    }
+    *r = storage;
+  }
+  if (absl::Status s = passes::RefineShapes(**module, *main, **r); !s.ok()) {
+    return Stage("round-trip", s);
+  }
+  if (absl::Status s = ir::Verify(**module); !s.ok()) return Stage("round-trip: verify refined", s);
+  return module;
+}
+
+absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, const Case& c) {
+  passes::ShapeRefinement refinement;
+  const passes::ShapeRefinement* r = nullptr;
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> compiled_module, ImportRefined(c, &r, &refinement));
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> reference_module, ImportRefined(c, &r, &refinement));
+
+  // Inputs: the dimension variables' values, random data for the rest.
+  std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(c.id)));
+  std::vector<ir::Literal> inputs;
+  for (size_t i = 0; i < refinement.arg_types.size(); ++i) {
+    const ir::ValueType& t = refinement.arg_types[i];
+    auto var = refinement.dim_values.find(static_cast<int64_t>(i));
+    absl::StatusOr<ir::Literal> lit = var != refinement.dim_values.end()
+                                          ? Scalar(t.element_type(), var->second)
+                                          : RandomLiteral(t, rng);
+    if (!lit.ok()) return Stage("round-trip: inputs", lit.status());
+    inputs.push_back(*std::move(lit));
+  }
+
+  // The compiled path, as a JAX program would take it.
+  absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> program =
+      ProgramFromModule(std::move(compiled_module), "main", c.text, frontend::CompileOptions{});
+  if (!program.ok()) return Stage("round-trip: compile", program.status());
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      runtime::Executable::Create(client, *std::move(program));
+  if (!executable.ok()) return Stage("round-trip: compile", executable.status());
+  runtime::Device* device = (*executable)->devices()[0];
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<std::vector<runtime::Buffer*>> arguments(1);
+  for (const ir::Literal& lit : inputs) {
+    runtime::AsyncEventRef done_with_host;
+    absl::StatusOr<std::unique_ptr<runtime::Buffer>> buffer = client->BufferFromHostBuffer(
+        lit.bytes().data(), lit.element_type(), lit.shape().dims(), {},
+        runtime::HostBufferSemantics::kImmutableOnlyDuringCall, device->default_memory(),
+        &done_with_host);
+    if (!buffer.ok()) return Stage("round-trip: execute", buffer.status());
+    arguments[0].push_back(buffer->get());
+    owned.push_back(*std::move(buffer));
+  }
+  absl::StatusOr<runtime::Executable::Launch> launch = (*executable)->Execute(arguments, {}, nullptr);
+  if (!launch.ok()) return Stage("round-trip: execute", launch.status());
+  for (const runtime::AsyncEventRef& done : launch->done) {
+    if (absl::Status s = done->Await(); !s.ok()) return Stage("round-trip: execute", s);
+  }
+  std::vector<ir::Literal> compiled_results;
+  for (const auto& out : launch->outputs[0]) {
+    absl::StatusOr<ir::Shape> shape = ir::Shape::Make(out->element_type(), out->dims());
+    if (!shape.ok()) return shape.status();
+    absl::StatusOr<ir::Literal> literal = ir::Literal::Create(*shape);
+    if (!literal.ok()) return literal.status();
+    absl::StatusOr<runtime::AsyncEventRef> copied = out->ToHost(literal->mutable_bytes().data(), {});
+    if (!copied.ok()) return copied.status();
+    if (absl::Status s = (*copied)->Await(); !s.ok()) return s;
+    compiled_results.push_back(*std::move(literal));
+  }
+
+  // The reference evaluator on the refined (unoptimized) program.
+  std::vector<host::EvalValue> args;
+  for (const ir::Literal& lit : inputs) {
+    absl::StatusOr<ir::Literal> copy = lit.Clone();
+    if (!copy.ok()) return copy.status();
+    args.push_back(host::EvalValue::Array(*std::move(copy)));
+  }
+  absl::StatusOr<std::vector<host::EvalValue>> reference =
+      Evaluate(*reference_module->FindFunction("main"), std::move(args));
+  if (!reference.ok()) return Stage("round-trip: evaluator", reference.status());
+  if (reference->size() != compiled_results.size()) {
+    return absl::InternalError(absl::StrCat("round-trip: compare: ", compiled_results.size(),
+                                            " compiled results vs ", reference->size()));
+  }
+  for (size_t i = 0; i < compiled_results.size(); ++i) {
+    if ((*reference)[i].kind != host::EvalValue::Kind::kArray) {
+      return absl::UnimplementedError("round-trip: compare: a result that is not an array");
+    }
+    if (absl::Status s = CompareResults(compiled_results[i], (*reference)[i].array, i); !s.ok()) {
+      return Stage("round-trip: compare", s);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunCase(const std::shared_ptr<runtime::Client>& client, const Case& c) {
   if (c.text.find("interpreter.run_parallel") != std::string::npos) return RunParallelCase(client, c);
   if (c.text.find("func.func") == std::string::npos) {
@@ -377,6 +619,7 @@ absl::Status RunCase(const std::shared_ptr<runtime::Client>& client, const Case&
     if (!(*module)->functions().empty()) return absl::InternalError("expected an empty module");
     return absl::OkStatus();
   }
+  if (IsRoundTripCase(c)) return RunRoundTripCase(client, c);
   absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> program =
       ProgramFromText(c.text, c.filename, c.entry);
   if (!program.ok()) return program.status();
@@ -432,6 +675,16 @@ std::string Reason(const Case& c, const std::string& error) {
     return e == std::string::npos ? "" : error.substr(from, e - from);
   };
   if (error.find("has a dynamic dimension") != std::string::npos) return "import: dynamic shapes";
+  if (error.rfind("round-trip: ", 0) == 0) {
+    // The op's location inside the case's own file says nothing the case id does not.
+    std::string e = error;
+    const std::string at = absl::StrCat(" at ", c.id, ":");
+    if (const size_t b = e.find(at); b != std::string::npos) {
+      const size_t end = e.find(": ", b + at.size());
+      if (end != std::string::npos) e.erase(b, end - b);
+    }
+    return OneLine(e, 200);
+  }
   // Quantized programs that fail now fail for a specific reason, kept in full below.
   if (error.find("!quant.") != std::string::npos && error.find("is not supported") != std::string::npos &&
       error.find("import") == 0) {
@@ -510,6 +763,7 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
         outcomes[i].error = absl::StrCat("client: ", std::string(client.status().message()));
         continue;
       }
+      outcomes[i].round_trip = IsRoundTripCase(cases[i]);
       absl::Status s = RunCase(*client, cases[i]);
       outcomes[i].passed = s.ok();
       if (!s.ok()) outcomes[i].error = std::string(s.message());
@@ -525,6 +779,7 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
     int passed = 0, expected_fail = 0, disabled = 0, total = 0;
   };
   std::map<std::string, Counts> counts;
+  int round_trip_total = 0, round_trip_passed = 0;
   std::map<std::string, int> reasons;
   std::vector<std::string> unexpected_failures, unexpected_passes;
   std::ostringstream observed;
@@ -537,6 +792,8 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
       continue;
     }
     const bool listed = expected.count(c.id) > 0;
+    round_trip_total += outcomes[i].round_trip;
+    round_trip_passed += outcomes[i].round_trip && outcomes[i].passed;
     if (outcomes[i].passed) {
       ++n.passed;
       if (listed) unexpected_passes.push_back(c.id);
@@ -559,6 +816,9 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
               << n.expected_fail << " / disabled " << n.disabled << " / total " << n.total
               << "  (" << (enabled ? 100.0 * n.passed / enabled : 0.0) << "% of enabled)\n";
   }
+  std::cout << "  round-trip cases (no checks; refine_shapes, then compiled path vs evaluator): "
+            << "passed " << round_trip_passed << " / failed " << round_trip_total - round_trip_passed
+            << " / total " << round_trip_total << "\n";
   std::vector<std::pair<int, std::string>> by_count;
   for (const auto& [reason, count] : reasons) by_count.emplace_back(count, reason);
   std::sort(by_count.rbegin(), by_count.rend());

@@ -315,10 +315,14 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
         absl::StrCat("type ", PrintType(type), " is not supported (Ember takes static tensors, ",
                      "tokens and tuples)"));
   }
-  for (int64_t d : dims) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "type ", PrintType(type), " has a dynamic dimension (Ember needs static shapes)"));
+  // `?` dims (shape-polymorphic programs) import as ir::kDynamicDim; refine_shapes makes them
+  // static before compilation. Any other negative size is malformed.
+  for (int64_t& d : dims) {
+    if (d == kDynamicDim) {
+      d = ir::kDynamicDim;
+    } else if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", PrintType(type), " has a negative dimension size ", d));
     }
   }
   if (encoding != nullptr) {
@@ -332,7 +336,7 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
     return ir::ValueType::Tensor(std::move(shape));
   }
   EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
-  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(et, dims));
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeDynamic(et, dims));
   return ir::ValueType::Tensor(std::move(shape));
 }
 

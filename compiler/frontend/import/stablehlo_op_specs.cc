@@ -191,7 +191,9 @@ const absl::flat_hash_map<Opcode, std::vector<AttrSpec>>& Specs() {
         {"operand_layouts", Intent::kLayouts, Policy::kOmitEmpty},
         {"result_layouts", Intent::kLayouts, Policy::kOmitEmpty},
         {"output_operand_aliases", Intent::kAliases, Policy::kOmitEmpty},
-        {"result_tilings", Intent::kTilings, Policy::kOmitEmpty}};
+        {"result_tilings", Intent::kTilings, Policy::kOmitEmpty},
+        // JAX's @shape_assertion custom calls carry their message as an extra attribute.
+        {"error_message", Intent::kString, Policy::kOmitEmpty}};
     (*m)[Opcode::kDot] = {kPrecision};
     (*m)[Opcode::kDotGeneral] = {
         {"lhs_batching_dimensions", Intent::kInts, Policy::kDefault, NoInts},

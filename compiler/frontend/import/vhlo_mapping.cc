@@ -261,7 +261,7 @@ absl::Status MapDotAlgorithm(std::vector<std::pair<std::string, AttrPtr>>* attrs
 
 bool IsKnownVhloOp(const std::string& name) { return VhloTable().contains(name); }
 
-absl::Status NormalizeVhloOp(const Operation& op, OpView* view, const ImportContext&) {
+absl::Status NormalizeVhloOp(const Operation& op, OpView* view, const ImportContext& ctx) {
   auto it = VhloTable().find(op.name);
   if (it == VhloTable().end()) {
     return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": unknown VHLO op"));
@@ -286,8 +286,27 @@ absl::Status NormalizeVhloOp(const Operation& op, OpView* view, const ImportCont
   }
   view->name = info.stablehlo_name;
   if (op.name == "vhlo.dynamic_conv_v1") {
-    return absl::UnimplementedError(absl::StrCat(
-        DescribeOp(op), ": vhlo.dynamic_conv_v1 (with a d_padding operand) is not supported"));
+    // v1 had both a static `padding` attribute and the d_padding operand; v2 (and StableHLO)
+    // keep only the operand. Like upstream's upgrade, only an all-zero static padding (which
+    // adds nothing to d_padding) converts.
+    std::vector<std::pair<std::string, AttrPtr>> rest;
+    for (auto& [name, value] : view->attrs) {
+      if (name != "padding") {
+        rest.emplace_back(name, value);
+        continue;
+      }
+      absl::StatusOr<std::vector<int64_t>> padding = ReadInts(*value, ctx);
+      bool zero = padding.ok();
+      if (zero) {
+        for (int64_t p : *padding) zero = zero && p == 0;
+      }
+      if (!zero) {
+        return absl::UnimplementedError(absl::StrCat(
+            DescribeOp(op), ": vhlo.dynamic_conv_v1 with a nonzero static padding attribute "
+                            "(besides its d_padding operand) is not supported"));
+      }
+    }
+    view->attrs = std::move(rest);
   }
   if (op.name == "vhlo.return_v1") view->name = "stablehlo.return";
   if (op.name == "vhlo.create_token_v1") view->name = "stablehlo.create_token";

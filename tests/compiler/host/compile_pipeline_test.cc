@@ -98,5 +98,22 @@ TEST_F(CompilePipelineTest, UnknownBackendIsAnError) {
   EXPECT_TRUE(absl::StrContains(program.status().message(), "host_backend")) << program.status();
 }
 
+// A shape-polymorphic program that was not refined: a clear error naming the argument, never a
+// crash (JAX refines such programs before it compiles them).
+TEST_F(CompilePipelineTest, DynamicShapesMustBeRefinedFirst) {
+  const std::string text = R"(
+func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = stablehlo.negate %arg1 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+})";
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "argument 1 of @main")) << program.status();
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "tensor<?x4xf32>")) << program.status();
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "refined to static shapes"))
+      << program.status();
+}
+
 }  // namespace
 }  // namespace ember::compiler
