@@ -186,6 +186,27 @@ func.func @main() -> tensor<2xf32> {
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{3.0f, -2.0f}));
 }
 
+TEST(LegalizeQuantizedTest, RegionsCapturingQuantizedValues) {
+  // The branch reads %q of the enclosing function, which is lowered first.
+  auto module = Parse(R"(
+func.func @main() -> tensor<2xf32> {
+  %x = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:3>>
+  %p = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%p) ({
+    %d = stablehlo.uniform_dequantize %q : (tensor<2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<2xf32>
+    stablehlo.return %d : tensor<2xf32>
+  }, {
+    stablehlo.return %x : tensor<2xf32>
+  }) : (tensor<i1>) -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto out = LowerAndRun(*module);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{1.5f, -2.0f}));
+}
+
 TEST(LegalizeQuantizedTest, DataMovementKeepsStorageAndParametersAreRetyped) {
   auto module = Parse(R"(
 func.func @main(%arg0: tensor<2x3x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<3x2x!quant.uniform<i8:f32, 0.5:3>> {
