@@ -153,6 +153,7 @@ QuantizedOpKind ClassifyQuantizedOp(Opcode opcode) {
     case Opcode::kReshape: case Opcode::kReverse: case Opcode::kSlice: case Opcode::kTranspose:
     case Opcode::kBitcastConvert: case Opcode::kAllGather: case Opcode::kAllToAll:
     case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
+    case Opcode::kConstant:  // its literal holds the storage integers
       return QuantizedOpKind::kDataMovement;
     default:
       return QuantizedOpKind::kPassThrough;

@@ -69,7 +69,9 @@ enum class QuantizedOpKind {
   // Same, but the op has regions that would compute on quantized scalars (reduce, sort, ...).
   kDequantizeOpQuantizeWithRegions,
   kDotLike,       // dot_general, dot, convolution: quantized or hybrid (float lhs, quantized rhs)
-  kDataMovement,  // moves elements, keeps their quantization (reshape, transpose, gather, ...)
+  // Moves elements and keeps their quantization (reshape, transpose, gather, ...); also
+  // constants, whose literal holds the storage integers.
+  kDataMovement,
   kPassThrough,   // control flow, tuples, calls, custom calls, constants: types carried along
 };
 QuantizedOpKind ClassifyQuantizedOp(Opcode opcode);

@@ -23,6 +23,7 @@
 // the op.
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -67,9 +68,14 @@ ValueType TensorOf(ElementType type, const std::vector<int64_t>& dims) {
 }
 
 // Emits instructions for one rewritten op at the end of the computation being rebuilt.
+// Operand types of every instruction before the pass changed anything: rebuilding one
+// computation redirects the captures of regions not rebuilt yet to storage-typed values.
+using OriginalTypes = std::unordered_map<const ir::Instruction*, std::vector<ValueType>>;
+
 class Emitter {
  public:
-  Emitter(Rebuilder& rb, const ir::Instruction& inst) : rb_(rb), inst_(inst) {}
+  Emitter(Rebuilder& rb, const ir::Instruction& inst, const OriginalTypes& types)
+      : rb_(rb), inst_(inst), operand_types_(types.at(&inst)) {}
 
   Value* Op(Opcode opcode, std::vector<Value*> operands, ValueType type,
             ir::AttributeMap attrs = {}) {
@@ -164,7 +170,7 @@ class Emitter {
   }
 
   Value* Map(size_t operand) { return rb_.Map(inst_.operand(operand)); }
-  const ValueType& OldOperandType(size_t i) const { return inst_.operand(i)->type(); }
+  const ValueType& OldOperandType(size_t i) const { return operand_types_[i]; }
 
   // The op itself with other operands and result types (attributes, regions and callee kept).
   ir::Instruction* Clone(std::vector<Value*> operands, std::vector<ValueType> types) {
@@ -178,11 +184,13 @@ class Emitter {
  private:
   Rebuilder& rb_;
   const ir::Instruction& inst_;
+  const std::vector<ValueType>& operand_types_;
 };
 
 // dequantize -> op on the expressed type -> quantize.
-absl::Status LowerDequantizeOpQuantize(const ir::Instruction& inst, Rebuilder& rb) {
-  Emitter e(rb, inst);
+absl::Status LowerDequantizeOpQuantize(const ir::Instruction& inst, Rebuilder& rb,
+                                       const OriginalTypes& original) {
+  Emitter e(rb, inst, original);
   std::vector<Value*> operands;
   for (size_t i = 0; i < inst.operands().size(); ++i) {
     Value* v = e.Map(i);
@@ -210,8 +218,9 @@ absl::Status LowerDequantizeOpQuantize(const ir::Instruction& inst, Rebuilder& r
 
 // Quantized lhs (per tensor), rhs and result: exact i32 products of (q - zero_point), one
 // rescale to the result.
-absl::Status LowerIntegerDotLike(const ir::Instruction& inst, Rebuilder& rb) {
-  Emitter e(rb, inst);
+absl::Status LowerIntegerDotLike(const ir::Instruction& inst, Rebuilder& rb,
+                                 const OriginalTypes& original) {
+  Emitter e(rb, inst, original);
   const QuantizedType& lq = *e.OldOperandType(0).shape().quantized();
   const QuantizedType& rq = *e.OldOperandType(1).shape().quantized();
   const ValueType& result_type = inst.result(0)->type();
@@ -246,9 +255,16 @@ absl::Status LowerIntegerDotLike(const ir::Instruction& inst, Rebuilder& rb) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Lower(const ir::Instruction& inst, Rebuilder& rb) {
-  if (!UsesQuantized(inst)) return false;
-  Emitter e(rb, inst);
+absl::StatusOr<bool> Lower(const ir::Instruction& inst, Rebuilder& rb,
+                           const OriginalTypes& original) {
+  const std::vector<ValueType>& operand_types = original.at(&inst);
+  bool uses = false;
+  for (const ValueType& t : operand_types) uses = uses || ContainsQuantized(t);
+  for (size_t i = 0; i < inst.num_results(); ++i) {
+    uses = uses || ContainsQuantized(inst.result(i)->type());
+  }
+  if (!uses) return false;
+  Emitter e(rb, inst, original);
   switch (ir::ClassifyQuantizedOp(inst.opcode())) {
     case ir::QuantizedOpKind::kQuantize: {
       Value* x = e.Map(0);
@@ -270,12 +286,12 @@ absl::StatusOr<bool> Lower(const ir::Instruction& inst, Rebuilder& rb) {
                            !e.OldOperandType(0).shape().quantized()->is_per_axis() &&
                            e.OldOperandType(1).is_quantized() && inst.num_results() == 1 &&
                            inst.result(0)->type().is_quantized();
-      EMBER_RETURN_IF_ERROR(integer ? LowerIntegerDotLike(inst, rb)
-                                    : LowerDequantizeOpQuantize(inst, rb));
+      EMBER_RETURN_IF_ERROR(integer ? LowerIntegerDotLike(inst, rb, original)
+                                    : LowerDequantizeOpQuantize(inst, rb, original));
       return true;
     }
     case ir::QuantizedOpKind::kDequantizeOpQuantize:
-      EMBER_RETURN_IF_ERROR(LowerDequantizeOpQuantize(inst, rb));
+      EMBER_RETURN_IF_ERROR(LowerDequantizeOpQuantize(inst, rb, original));
       return true;
     case ir::QuantizedOpKind::kDequantizeOpQuantizeWithRegions:
       return absl::UnimplementedError(absl::StrCat(
@@ -299,24 +315,34 @@ class LegalizeQuantizedPass : public Pass {
   std::string name() const override { return "legalize-quantized"; }
 
   absl::StatusOr<bool> Run(ir::Module& module) override {
-    bool changed = false;
     std::vector<ir::Computation*> computations;
-    for (const auto& c : module.computations()) computations.push_back(c.get());
-    for (ir::Computation* c : computations) {
+    std::vector<ir::Computation*> to_rebuild;
+    for (const auto& c : module.computations()) {
+      computations.push_back(c.get());
       bool uses = false;
       for (const auto& p : c->parameters()) uses = uses || ContainsQuantized(p->type());
       for (const auto& inst : c->instructions()) uses = uses || UsesQuantized(*inst);
-      if (!uses) continue;
-      changed = true;
-      EMBER_RETURN_IF_ERROR(RebuildComputation(*c, Lower));
+      if (uses) to_rebuild.push_back(c.get());
     }
+    if (to_rebuild.empty()) return false;
+    OriginalTypes original;
+    for (ir::Computation* c : computations) {
+      for (const auto& inst : c->instructions()) {
+        std::vector<ValueType>& types = original[inst.get()];
+        for (const Value* v : inst->operands()) types.push_back(v->type());
+      }
+    }
+    const EmitFn lower = [&original](const ir::Instruction& inst, Rebuilder& rb) {
+      return Lower(inst, rb, original);
+    };
+    for (ir::Computation* c : to_rebuild) EMBER_RETURN_IF_ERROR(RebuildComputation(*c, lower));
     // Parameters last: while rebuilding, their old (quantized) types said how to lower uses.
     for (ir::Computation* c : computations) {
       for (const auto& p : c->parameters()) {
         if (ContainsQuantized(p->type())) p->set_type(p->type().StorageType());
       }
     }
-    return changed;
+    return true;
   }
 };
 

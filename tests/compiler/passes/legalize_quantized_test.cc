@@ -152,6 +152,61 @@ func.func @main() -> tensor<1x2xf32> {
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{7.0f, 5.0f}));
 }
 
+TEST(LegalizeQuantizedTest, PerAxisDotGeneralScalesEachChannel) {
+  // lhs = [1, 2] (scale 0.5), rhs = [[1, 1], [3, 2]] (column scales 0.5 and 0.25): the product
+  // [7, 5] is stored with result scales 0.25 and 0.125 as [28, 40].
+  auto module = Parse(R"(
+func.func @main() -> (tensor<1x2xi32>, tensor<1x2xf32>) {
+  %l = stablehlo.constant dense<[[2, 4]]> : tensor<1x2xi8>
+  %r = stablehlo.constant dense<[[2, 4], [6, 8]]> : tensor<2x2xi8>
+  %ql = stablehlo.bitcast_convert %l : (tensor<1x2xi8>) -> tensor<1x2x!quant.uniform<i8:f32, 0.5>>
+  %qr = stablehlo.bitcast_convert %r : (tensor<2x2xi8>) -> tensor<2x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>
+  %d = stablehlo.dot_general %ql, %qr, contracting_dims = [1] x [0] : (tensor<1x2x!quant.uniform<i8:f32, 0.5>>, tensor<2x2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>) -> tensor<1x2x!quant.uniform<i32:f32:1, {0.25, 0.125}>>
+  %s = stablehlo.bitcast_convert %d : (tensor<1x2x!quant.uniform<i32:f32:1, {0.25, 0.125}>>) -> tensor<1x2xi32>
+  %f = stablehlo.uniform_dequantize %d : (tensor<1x2x!quant.uniform<i32:f32:1, {0.25, 0.125}>>) -> tensor<1x2xf32>
+  func.return %s, %f : tensor<1x2xi32>, tensor<1x2xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto out = LowerAndRun(*module);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{28, 40}));
+  EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{7.0f, 5.0f}));
+}
+
+TEST(LegalizeQuantizedTest, QuantizedConstantsHoldStorageIntegers) {
+  auto module = Parse(R"(
+func.func @main() -> tensor<2xf32> {
+  %c = stablehlo.constant() <{value = dense<[4, -6]> : tensor<2xi8>}> : () -> tensor<2x!quant.uniform<i8:f32, 0.5:-2>>
+  %f = stablehlo.uniform_dequantize %c : (tensor<2x!quant.uniform<i8:f32, 0.5:-2>>) -> tensor<2xf32>
+  func.return %f : tensor<2xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto out = LowerAndRun(*module);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{3.0f, -2.0f}));
+}
+
+TEST(LegalizeQuantizedTest, RegionsCapturingQuantizedValues) {
+  // The branch reads %q of the enclosing function, which is lowered first.
+  auto module = Parse(R"(
+func.func @main() -> tensor<2xf32> {
+  %x = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:3>>
+  %p = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%p) ({
+    %d = stablehlo.uniform_dequantize %q : (tensor<2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<2xf32>
+    stablehlo.return %d : tensor<2xf32>
+  }, {
+    stablehlo.return %x : tensor<2xf32>
+  }) : (tensor<i1>) -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto out = LowerAndRun(*module);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{1.5f, -2.0f}));
+}
+
 TEST(LegalizeQuantizedTest, DataMovementKeepsStorageAndParametersAreRetyped) {
   auto module = Parse(R"(
 func.func @main(%arg0: tensor<2x3x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<3x2x!quant.uniform<i8:f32, 0.5:3>> {
