@@ -190,6 +190,13 @@ absl::Status VerifyDynamicFallback(const OpChecker& c, const absl::Status& stati
   for (size_t i = 0; i < c.num_operands(); ++i) {
     if (c.operand(i).is_tuple() && c.opcode() != Opcode::kGetTupleElement) return static_error;
   }
+  // Failures that no size can explain stay failures: operand/result/region counts, kinds,
+  // element types and missing attributes.
+  const std::string message(static_error.message());
+  for (const char* independent : {"operands, got", "results, got", "regions, got",
+                                  "must be a tensor", "element type", "missing "}) {
+    if (message.find(independent) != std::string::npos) return static_error;
+  }
   if (!elementwise) return absl::OkStatus();
   bool same_shape = c.num_results() == 1 && c.result().is_tensor();
   for (size_t i = 0; same_shape && i < c.num_operands(); ++i) {
