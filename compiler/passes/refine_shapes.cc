@@ -51,6 +51,11 @@ class Refiner {
   explicit Refiner(ir::Module& module) : module_(module) {}
 
   absl::Status Run(ir::Computation& entry, const ShapeRefinement& refinement) {
+    // The inference below relies on the structural rules (operand counts, ranks) holding.
+    if (absl::Status s = ir::Verify(module_); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("refine_shapes: the program does not verify: ", s.message()));
+    }
     if (refinement.arg_types.size() != entry.parameters().size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("refine_shapes: @", entry.name(), " takes ", entry.parameters().size(),
