@@ -36,8 +36,6 @@ class Value {
   Value(ValueType type, Instruction* producer, Computation* owner, int index)
       : type_(std::move(type)), producer_(producer), owner_(owner), index_(index) {}
   const ValueType& type() const { return type_; }
-  // Only refine_shapes changes a type (a dynamic one to a static one it is compatible with).
-  void set_type(ValueType type) { type_ = std::move(type); }
   // The defining instruction; null for a computation parameter.
   Instruction* producer() const { return producer_; }
   // The computation the value belongs to (the parameter's, or the producer's).
@@ -45,8 +43,9 @@ class Value {
   // Result index within the producer, or parameter number.
   int index() const { return index_; }
   bool is_parameter() const { return producer_ == nullptr; }
-  // Retypes the value in place. Only for passes that lower types (legalize-quantized turns
-  // quantized parameters into their storage integers); the caller keeps every use consistent.
+  // Retypes the value in place. Only for passes that lower or refine types (legalize-quantized
+  // turns quantized values into their storage integers, refine_shapes a dynamic type into a
+  // static one it is compatible with); the caller keeps every use consistent.
   void set_type(ValueType type) { type_ = std::move(type); }
 
  private:

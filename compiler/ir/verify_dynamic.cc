@@ -159,14 +159,22 @@ absl::Status DynamicConv(const OpChecker& c) {
 
 absl::Status VerifyDynamicShapeOp(const OpChecker& c) {
   switch (c.opcode()) {
-    case Opcode::kDynamicBroadcastInDim: return DynamicBroadcastInDim(c);
-    case Opcode::kDynamicReshape: return DynamicReshape(c);
-    case Opcode::kDynamicIota: return DynamicIota(c);
-    case Opcode::kDynamicPad: return DynamicPad(c);
-    case Opcode::kRealDynamicSlice: return RealDynamicSlice(c);
-    case Opcode::kDynamicGather: return DynamicGather(c);
-    case Opcode::kDynamicConv: return DynamicConv(c);
-    default: return absl::OkStatus();
+    case Opcode::kDynamicBroadcastInDim:
+      return DynamicBroadcastInDim(c);
+    case Opcode::kDynamicReshape:
+      return DynamicReshape(c);
+    case Opcode::kDynamicIota:
+      return DynamicIota(c);
+    case Opcode::kDynamicPad:
+      return DynamicPad(c);
+    case Opcode::kRealDynamicSlice:
+      return RealDynamicSlice(c);
+    case Opcode::kDynamicGather:
+      return DynamicGather(c);
+    case Opcode::kDynamicConv:
+      return DynamicConv(c);
+    default:
+      return absl::OkStatus();
   }
 }
 
@@ -185,10 +193,18 @@ absl::Status VerifyDynamicFallback(const OpChecker& c, const absl::Status& stati
     case Opcode::kDynamicGather:
     case Opcode::kDynamicConv:
       return static_error;  // their own rules already allow `?`
-    default: break;
+    default:
+      break;
   }
   for (size_t i = 0; i < c.num_operands(); ++i) {
     if (c.operand(i).is_tuple() && c.opcode() != Opcode::kGetTupleElement) return static_error;
+  }
+  // Failures that no size can explain stay failures: operand/result/region counts, kinds,
+  // element types and missing attributes.
+  const std::string message(static_error.message());
+  for (const char* independent : {"operands, got", "results, got", "regions, got",
+                                  "must be a tensor", "element type", "missing "}) {
+    if (message.find(independent) != std::string::npos) return static_error;
   }
   if (!elementwise) return absl::OkStatus();
   bool same_shape = c.num_results() == 1 && c.result().is_tensor();

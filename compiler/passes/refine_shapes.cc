@@ -51,6 +51,11 @@ class Refiner {
   explicit Refiner(ir::Module& module) : module_(module) {}
 
   absl::Status Run(ir::Computation& entry, const ShapeRefinement& refinement) {
+    // The inference below relies on the structural rules (operand counts, ranks) holding.
+    if (absl::Status s = ir::Verify(module_); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("refine_shapes: the program does not verify: ", s.message()));
+    }
     if (refinement.arg_types.size() != entry.parameters().size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("refine_shapes: @", entry.name(), " takes ", entry.parameters().size(),
@@ -60,22 +65,22 @@ class Refiner {
       const ir::ValueType& declared = entry.parameter(i)->type();
       const ir::ValueType& given = refinement.arg_types[i];
       if (!given.is_static() || !declared.IsCompatibleWith(given)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "refine_shapes: argument ", i, " of @", entry.name(), " has type ",
-            declared.ToString(), ", which ", given.ToString(),
-            given.is_static() ? " does not refine" : " (not static) cannot refine"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("refine_shapes: argument ", i, " of @", entry.name(), " has type ",
+                         declared.ToString(), ", which ", given.ToString(),
+                         given.is_static() ? " does not refine" : " (not static) cannot refine"));
       }
     }
     for (const auto& [index, value] : refinement.dim_values) {
       if (index < 0 || index >= static_cast<int64_t>(entry.parameters().size())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "refine_shapes: dimension variable argument ", index, " is out of range"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("refine_shapes: dimension variable argument ", index, " is out of range"));
       }
       const ir::ValueType& t = refinement.arg_types[index];
       if (!t.is_tensor() || !t.dims().empty() || !ir::IsInteger(t.element_type())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "refine_shapes: dimension variable argument ", index, " has type ", t.ToString(),
-            ", not a scalar integer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("refine_shapes: dimension variable argument ", index, " has type ",
+                         t.ToString(), ", not a scalar integer"));
       }
     }
     // Calls first: a callee's body is then refined with the types of its one call site.
@@ -90,17 +95,17 @@ class Refiner {
     // Static types make the full static rules apply: a guess of argument shapes or dimension
     // values that contradicts the program fails here, naming the op.
     if (absl::Status s = ir::Verify(module_); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refine_shapes: the refined program is inconsistent: ", s.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("refine_shapes: the refined program is inconsistent: ", s.message()));
     }
     // Whatever is left dynamic (in functions no call reaches, say) is reported by the compile
     // path; the refined entry itself must be static.
     for (const auto& inst : entry.instructions()) {
       for (size_t r = 0; r < inst->num_results(); ++r) {
         if (!inst->result(r)->type().is_static()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "refine_shapes: ", inst->Describe(), ": result type ",
-              inst->result(r)->type().ToString(), " stays dynamic"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("refine_shapes: ", inst->Describe(), ": result type ",
+                           inst->result(r)->type().ToString(), " stays dynamic"));
         }
       }
     }
@@ -122,11 +127,16 @@ class Refiner {
 
   absl::StatusOr<ir::Literal> IntegerLiteral(ir::ElementType type, int64_t value) {
     switch (type) {
-      case ir::ElementType::kS8: return ir::Literal::Scalar<int8_t>(static_cast<int8_t>(value));
-      case ir::ElementType::kS16: return ir::Literal::Scalar<int16_t>(static_cast<int16_t>(value));
-      case ir::ElementType::kS32: return ir::Literal::Scalar<int32_t>(static_cast<int32_t>(value));
-      case ir::ElementType::kS64: return ir::Literal::Scalar<int64_t>(value);
-      case ir::ElementType::kU8: return ir::Literal::Scalar<uint8_t>(static_cast<uint8_t>(value));
+      case ir::ElementType::kS8:
+        return ir::Literal::Scalar<int8_t>(static_cast<int8_t>(value));
+      case ir::ElementType::kS16:
+        return ir::Literal::Scalar<int16_t>(static_cast<int16_t>(value));
+      case ir::ElementType::kS32:
+        return ir::Literal::Scalar<int32_t>(static_cast<int32_t>(value));
+      case ir::ElementType::kS64:
+        return ir::Literal::Scalar<int64_t>(value);
+      case ir::ElementType::kU8:
+        return ir::Literal::Scalar<uint8_t>(static_cast<uint8_t>(value));
       case ir::ElementType::kU16:
         return ir::Literal::Scalar<uint16_t>(static_cast<uint16_t>(value));
       case ir::ElementType::kU32:
@@ -134,9 +144,9 @@ class Refiner {
       case ir::ElementType::kU64:
         return ir::Literal::Scalar<uint64_t>(static_cast<uint64_t>(value));
       default:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "refine_shapes: dimension variables of type ",
-            std::string(ir::ElementTypeName(type)), " are not supported"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("refine_shapes: dimension variables of type ",
+                         std::string(ir::ElementTypeName(type)), " are not supported"));
     }
   }
 
@@ -146,9 +156,9 @@ class Refiner {
                                                    size_t i, const char* what) {
     const ir::Literal* lit = ConstantLiteral(operands[i]);
     if (lit == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refine_shapes: ", inst.Describe(), ": ", what,
-          " (operand ", i, ") does not fold to a constant, so the result shape stays dynamic"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("refine_shapes: ", inst.Describe(), ": ", what, " (operand ", i,
+                       ") does not fold to a constant, so the result shape stays dynamic"));
     }
     std::vector<int64_t> out;
     for (int64_t k = 0; k < lit->shape().element_count(); ++k) {
@@ -206,7 +216,8 @@ class Refiner {
       const ir::ValueType& t = operands[0]->type();
       if (dim >= 0 && dim < static_cast<int64_t>(t.dims().size()) &&
           t.dims()[dim] != ir::kDynamicDim) {
-        EMBER_ASSIGN_OR_RETURN(ir::Literal lit, IntegerLiteral(ir::ElementType::kS32, t.dims()[dim]));
+        EMBER_ASSIGN_OR_RETURN(ir::Literal lit,
+                               IntegerLiteral(ir::ElementType::kS32, t.dims()[dim]));
         ir::Instruction* c = AddConstant(out, std::move(lit), inst.location());
         Map(inst.result(), c->result(), b);
         return absl::OkStatus();
@@ -262,22 +273,24 @@ class Refiner {
     return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
   }
 
-  absl::Status CheckAssertion(const ir::Instruction& inst, const std::vector<ir::Value*>& operands) {
+  absl::Status CheckAssertion(const ir::Instruction& inst,
+                              const std::vector<ir::Value*>& operands) {
     std::string message = "shape assertion failed";
     if (const ir::Attribute* m = inst.attribute("error_message");
         m != nullptr && m->kind == ir::Attribute::Kind::kString) {
       message = m->s;
     }
     if (inst.num_results() != 0 || operands.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refine_shapes: ", inst.Describe(), ": shape_assertion takes an assertion operand and "
-          "has no results"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("refine_shapes: ", inst.Describe(),
+                       ": shape_assertion takes an assertion operand and "
+                       "has no results"));
     }
     const ir::Literal* lit = ConstantLiteral(operands[0]);
     if (lit == nullptr || lit->shape().element_count() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refine_shapes: ", inst.Describe(), ": the shape assertion (", message,
-          ") does not fold to a constant"));
+      return absl::InvalidArgumentError(absl::StrCat("refine_shapes: ", inst.Describe(),
+                                                     ": the shape assertion (", message,
+                                                     ") does not fold to a constant"));
     }
     EMBER_ASSIGN_OR_RETURN(int64_t holds, host::IntegerElement(*lit, 0));
     if (holds == 0) {
@@ -309,12 +322,12 @@ class Refiner {
     host::Evaluator evaluator;
     absl::StatusOr<std::vector<host::EvalValue>> result = fn(inst, values, evaluator);
     // A failure stays for run time, where it is reported with the launch.
-    if (!result.ok() || result->size() != 1 ||
-        (*result)[0].kind != host::EvalValue::Kind::kArray ||
+    if (!result.ok() || result->size() != 1 || (*result)[0].kind != host::EvalValue::Kind::kArray ||
         !(*result)[0].array.shape().EqualsIgnoringLayout(type.shape())) {
       return absl::OkStatus();
     }
-    ir::Instruction* c = AddConstant(b.computation(), std::move((*result)[0].array), inst.location());
+    ir::Instruction* c =
+        AddConstant(b.computation(), std::move((*result)[0].array), inst.location());
     Map(inst.result(), c->result(), b);
     return absl::OkStatus();
   }
@@ -376,7 +389,8 @@ class Refiner {
         EMBER_RETURN_IF_ERROR(set(dims));
         *opcode = Opcode::kBroadcastInDim;
         ir::AttributeMap a;
-        a.Set("broadcast_dimensions", ir::Attribute::Ints(IntsOr(inst, "broadcast_dimensions", {})));
+        a.Set("broadcast_dimensions",
+              ir::Attribute::Ints(IntsOr(inst, "broadcast_dimensions", {})));
         *attrs = std::move(a);
         new_operands->resize(1);
         return absl::OkStatus();
@@ -402,9 +416,12 @@ class Refiner {
         return absl::OkStatus();
       }
       case Opcode::kDynamicPad: {
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> lo, ShapeValues(inst, operands, 2, "edge_padding_low"));
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> hi, ShapeValues(inst, operands, 3, "edge_padding_high"));
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> in, ShapeValues(inst, operands, 4, "interior_padding"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> lo,
+                               ShapeValues(inst, operands, 2, "edge_padding_low"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> hi,
+                               ShapeValues(inst, operands, 3, "edge_padding_high"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> in,
+                               ShapeValues(inst, operands, 4, "interior_padding"));
         const std::vector<int64_t>& d = dims_of(0);
         if (lo.size() != d.size() || hi.size() != d.size() || in.size() != d.size()) {
           return absl::InvalidArgumentError(absl::StrCat("refine_shapes: ", inst.Describe(),
@@ -427,18 +444,21 @@ class Refiner {
         return absl::OkStatus();
       }
       case Opcode::kRealDynamicSlice: {
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> start, ShapeValues(inst, operands, 1, "start_indices"));
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> limit, ShapeValues(inst, operands, 2, "limit_indices"));
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> strides, ShapeValues(inst, operands, 3, "strides"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> start,
+                               ShapeValues(inst, operands, 1, "start_indices"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> limit,
+                               ShapeValues(inst, operands, 2, "limit_indices"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                               ShapeValues(inst, operands, 3, "strides"));
         if (start.size() != limit.size() || start.size() != strides.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("refine_shapes: ", inst.Describe(),
-                                                         ": slice operands differ in size"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("refine_shapes: ", inst.Describe(), ": slice operands differ in size"));
         }
         std::vector<int64_t> out;
         for (size_t i = 0; i < start.size(); ++i) {
           if (strides[i] <= 0) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "refine_shapes: ", inst.Describe(), ": stride ", i, " is ", strides[i]));
+            return absl::InvalidArgumentError(absl::StrCat("refine_shapes: ", inst.Describe(),
+                                                           ": stride ", i, " is ", strides[i]));
           }
           out.push_back(std::max<int64_t>(0, (limit[i] - start[i] + strides[i] - 1) / strides[i]));
         }
@@ -453,7 +473,8 @@ class Refiner {
         return absl::OkStatus();
       }
       case Opcode::kDynamicGather: {
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ShapeValues(inst, operands, 2, "slice_sizes"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                               ShapeValues(inst, operands, 2, "slice_sizes"));
         *opcode = Opcode::kGather;
         attrs->Set("slice_sizes", ir::Attribute::Ints(sizes));
         new_operands->resize(2);
@@ -462,7 +483,8 @@ class Refiner {
       }
       case Opcode::kDynamicConv: {
         if (declared_static && !shape_operands_constant(2, 3)) return absl::OkStatus();
-        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> padding, ShapeValues(inst, operands, 2, "d_padding"));
+        EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> padding,
+                               ShapeValues(inst, operands, 2, "d_padding"));
         *opcode = Opcode::kConvolution;
         attrs->Set("padding", ir::Attribute::Ints(padding));
         new_operands->resize(2);
@@ -470,7 +492,8 @@ class Refiner {
           std::vector<int64_t> dims = ConvDims(inst, operands, padding);
           if (dims.size() != operands[0]->type().dims().size()) {
             return absl::InvalidArgumentError(absl::StrCat(
-                "refine_shapes: ", inst.Describe(), ": the window attributes and d_padding do not "
+                "refine_shapes: ", inst.Describe(),
+                ": the window attributes and d_padding do not "
                 "describe the convolution's spatial dimensions (one entry each), so its result "
                 "shape cannot be inferred"));
           }
@@ -485,7 +508,8 @@ class Refiner {
     return InferStaticOp(inst, operands, types);
   }
 
-  std::vector<int64_t> GatherDims(const ir::Instruction& inst, const std::vector<ir::Value*>& operands,
+  std::vector<int64_t> GatherDims(const ir::Instruction& inst,
+                                  const std::vector<ir::Value*>& operands,
                                   const std::vector<int64_t>& sizes) {
     const std::vector<int64_t>& indices = operands[1]->type().dims();
     const int64_t ivd = IntOr(inst, "index_vector_dim", static_cast<int64_t>(indices.size()));
@@ -509,7 +533,8 @@ class Refiner {
     std::vector<int64_t> out(rank);
     size_t bi = 0, oi = 0;
     for (size_t i = 0; i < rank; ++i) {
-      const bool is_offset = std::find(offset.begin(), offset.end(), static_cast<int64_t>(i)) != offset.end();
+      const bool is_offset =
+          std::find(offset.begin(), offset.end(), static_cast<int64_t>(i)) != offset.end();
       if (is_offset ? oi >= offset_sizes.size() : bi >= batch.size()) return {ir::kDynamicDim};
       out[i] = is_offset ? offset_sizes[oi++] : batch[bi++];
     }
@@ -517,7 +542,8 @@ class Refiner {
   }
 
   // Convolution result dims (with `padding` as low/high pairs per spatial dim).
-  std::vector<int64_t> ConvDims(const ir::Instruction& inst, const std::vector<ir::Value*>& operands,
+  std::vector<int64_t> ConvDims(const ir::Instruction& inst,
+                                const std::vector<ir::Value*>& operands,
                                 const std::vector<int64_t>& padding) {
     const std::vector<int64_t>& lhs = operands[0]->type().dims();
     const std::vector<int64_t>& rhs = operands[1]->type().dims();
@@ -554,7 +580,8 @@ class Refiner {
       const int64_t padded = dilated_input + padding[2 * i] + padding[2 * i + 1];
       const int64_t window = rhs[ks[i]];
       const int64_t dilated_window = window == 0 ? 0 : (window - 1) * rdil[i] + 1;
-      out[os[i]] = padded < dilated_window || padded == 0 ? 0 : (padded - dilated_window) / strides[i] + 1;
+      out[os[i]] =
+          padded < dilated_window || padded == 0 ? 0 : (padded - dilated_window) / strides[i] + 1;
     }
     return out;
   }
@@ -562,7 +589,9 @@ class Refiner {
   // Result types of the static ops whose declared result has `?` dims, from static operands.
   absl::Status InferStaticOp(const ir::Instruction& inst, const std::vector<ir::Value*>& operands,
                              std::vector<ir::ValueType>* types) {
-    auto dims_of = [&](size_t i) -> const std::vector<int64_t>& { return operands[i]->type().dims(); };
+    auto dims_of = [&](size_t i) -> const std::vector<int64_t>& {
+      return operands[i]->type().dims();
+    };
     auto set = [&](size_t r, const std::vector<int64_t>& dims) -> absl::Status {
       EMBER_ASSIGN_OR_RETURN((*types)[r], Tensor((*types)[r].element_type(), dims));
       return absl::OkStatus();
@@ -593,7 +622,8 @@ class Refiner {
         return absl::OkStatus();
       case Opcode::kConvolution: {
         const size_t n = IntsOr(inst, "input_spatial_dimensions", {}).size();
-        return set(0, ConvDims(inst, operands, IntsOr(inst, "padding", std::vector<int64_t>(2 * n, 0))));
+        return set(
+            0, ConvDims(inst, operands, IntsOr(inst, "padding", std::vector<int64_t>(2 * n, 0))));
       }
       case Opcode::kDynamicUpdateSlice:
       case Opcode::kDynamicSlice:
@@ -612,27 +642,37 @@ class Refiner {
       case Opcode::kTranspose: {
         const std::vector<int64_t> perm = IntsOr(inst, "permutation", {});
         std::vector<int64_t> out;
-        for (int64_t p : perm) out.push_back(p >= 0 && p < static_cast<int64_t>(dims_of(0).size()) ? dims_of(0)[p] : ir::kDynamicDim);
+        for (int64_t p : perm)
+          out.push_back(p >= 0 && p < static_cast<int64_t>(dims_of(0).size()) ? dims_of(0)[p]
+                                                                              : ir::kDynamicDim);
         return set(0, out);
       }
       case Opcode::kSlice: {
         const std::vector<int64_t> start = IntsOr(inst, "start_indices", {});
         const std::vector<int64_t> limit = IntsOr(inst, "limit_indices", {});
-        const std::vector<int64_t> strides = IntsOr(inst, "strides", std::vector<int64_t>(start.size(), 1));
+        const std::vector<int64_t> strides =
+            IntsOr(inst, "strides", std::vector<int64_t>(start.size(), 1));
         std::vector<int64_t> out;
         for (size_t i = 0; i < start.size() && i < limit.size() && i < strides.size(); ++i) {
-          out.push_back(strides[i] > 0 ? std::max<int64_t>(0, (limit[i] - start[i] + strides[i] - 1) / strides[i]) : ir::kDynamicDim);
+          out.push_back(strides[i] > 0 ? std::max<int64_t>(
+                                             0, (limit[i] - start[i] + strides[i] - 1) / strides[i])
+                                       : ir::kDynamicDim);
         }
         return set(0, out);
       }
       case Opcode::kPad: {
         const std::vector<int64_t>& d = dims_of(0);
-        const std::vector<int64_t> lo = IntsOr(inst, "edge_padding_low", std::vector<int64_t>(d.size(), 0));
-        const std::vector<int64_t> hi = IntsOr(inst, "edge_padding_high", std::vector<int64_t>(d.size(), 0));
-        const std::vector<int64_t> in = IntsOr(inst, "interior_padding", std::vector<int64_t>(d.size(), 0));
-        if (lo.size() != d.size() || hi.size() != d.size() || in.size() != d.size()) return absl::OkStatus();
+        const std::vector<int64_t> lo =
+            IntsOr(inst, "edge_padding_low", std::vector<int64_t>(d.size(), 0));
+        const std::vector<int64_t> hi =
+            IntsOr(inst, "edge_padding_high", std::vector<int64_t>(d.size(), 0));
+        const std::vector<int64_t> in =
+            IntsOr(inst, "interior_padding", std::vector<int64_t>(d.size(), 0));
+        if (lo.size() != d.size() || hi.size() != d.size() || in.size() != d.size())
+          return absl::OkStatus();
         std::vector<int64_t> out;
-        for (size_t i = 0; i < d.size(); ++i) out.push_back(d[i] + lo[i] + hi[i] + std::max<int64_t>(d[i] - 1, 0) * in[i]);
+        for (size_t i = 0; i < d.size(); ++i)
+          out.push_back(d[i] + lo[i] + hi[i] + std::max<int64_t>(d[i] - 1, 0) * in[i]);
         return set(0, out);
       }
       case Opcode::kReduce: {
@@ -641,7 +681,8 @@ class Refiner {
         for (size_t r = 0; r < n && r < operands.size(); ++r) {
           std::vector<int64_t> out;
           for (size_t i = 0; i < dims_of(r).size(); ++i) {
-            if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end()) out.push_back(dims_of(r)[i]);
+            if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end())
+              out.push_back(dims_of(r)[i]);
           }
           EMBER_RETURN_IF_ERROR(set(r, out));
         }
@@ -651,11 +692,15 @@ class Refiner {
         const std::vector<int64_t>& in = dims_of(0);
         const size_t r = in.size();
         const std::vector<int64_t> window = IntsOr(inst, "window_dimensions", {});
-        const std::vector<int64_t> strides = IntsOr(inst, "window_strides", std::vector<int64_t>(r, 1));
-        const std::vector<int64_t> base = IntsOr(inst, "base_dilations", std::vector<int64_t>(r, 1));
-        const std::vector<int64_t> wdil = IntsOr(inst, "window_dilations", std::vector<int64_t>(r, 1));
+        const std::vector<int64_t> strides =
+            IntsOr(inst, "window_strides", std::vector<int64_t>(r, 1));
+        const std::vector<int64_t> base =
+            IntsOr(inst, "base_dilations", std::vector<int64_t>(r, 1));
+        const std::vector<int64_t> wdil =
+            IntsOr(inst, "window_dilations", std::vector<int64_t>(r, 1));
         const std::vector<int64_t> pad = IntsOr(inst, "padding", std::vector<int64_t>(2 * r, 0));
-        if (window.size() != r || strides.size() != r || base.size() != r || wdil.size() != r || pad.size() != 2 * r) {
+        if (window.size() != r || strides.size() != r || base.size() != r || wdil.size() != r ||
+            pad.size() != 2 * r) {
           return absl::OkStatus();
         }
         std::vector<int64_t> out;
@@ -675,11 +720,14 @@ class Refiner {
         const std::vector<int64_t> lc = IntsOr(inst, "lhs_contracting_dimensions", {});
         const std::vector<int64_t> rc = IntsOr(inst, "rhs_contracting_dimensions", {});
         std::vector<int64_t> out;
-        for (int64_t d : lb) out.push_back(d >= 0 && d < static_cast<int64_t>(dims_of(0).size()) ? dims_of(0)[d] : ir::kDynamicDim);
+        for (int64_t d : lb)
+          out.push_back(d >= 0 && d < static_cast<int64_t>(dims_of(0).size()) ? dims_of(0)[d]
+                                                                              : ir::kDynamicDim);
         auto free = [&](size_t o, const std::vector<int64_t>& b, const std::vector<int64_t>& c) {
           for (size_t i = 0; i < dims_of(o).size(); ++i) {
             const int64_t d = static_cast<int64_t>(i);
-            if (std::find(b.begin(), b.end(), d) == b.end() && std::find(c.begin(), c.end(), d) == c.end()) {
+            if (std::find(b.begin(), b.end(), d) == b.end() &&
+                std::find(c.begin(), c.end(), d) == c.end()) {
               out.push_back(dims_of(o)[i]);
             }
           }
@@ -702,7 +750,8 @@ class Refiner {
         std::vector<int64_t> out = (*types)[0].dims();
         const std::vector<int64_t> bd = IntsOr(inst, "broadcast_dimensions", {});
         for (size_t i = 0; i < bd.size() && i < dims_of(0).size(); ++i) {
-          if (bd[i] >= 0 && bd[i] < static_cast<int64_t>(out.size()) && dims_of(0)[i] != 1) out[bd[i]] = dims_of(0)[i];
+          if (bd[i] >= 0 && bd[i] < static_cast<int64_t>(out.size()) && dims_of(0)[i] != 1)
+            out[bd[i]] = dims_of(0)[i];
         }
         return set(0, out);
       }
@@ -739,20 +788,54 @@ class Refiner {
 
   static bool IsElementwise(Opcode op) {
     switch (op) {
-      case Opcode::kAbs: case Opcode::kAdd: case Opcode::kAnd: case Opcode::kAtan2:
-      case Opcode::kBitcastConvert: case Opcode::kCbrt: case Opcode::kCeil: case Opcode::kClamp:
-      case Opcode::kCompare: case Opcode::kComplex: case Opcode::kConvert: case Opcode::kCosine:
-      case Opcode::kCountLeadingZeros: case Opcode::kDivide: case Opcode::kExponential:
-      case Opcode::kExponentialMinusOne: case Opcode::kFloor: case Opcode::kImag:
-      case Opcode::kIsFinite: case Opcode::kLog: case Opcode::kLogPlusOne: case Opcode::kLogistic:
-      case Opcode::kMap: case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kMultiply:
-      case Opcode::kNegate: case Opcode::kNot: case Opcode::kOr: case Opcode::kPopcnt:
-      case Opcode::kPower: case Opcode::kReal: case Opcode::kReducePrecision:
-      case Opcode::kRemainder: case Opcode::kRoundNearestAfz: case Opcode::kRoundNearestEven:
-      case Opcode::kRsqrt: case Opcode::kSelect: case Opcode::kShiftLeft:
-      case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical: case Opcode::kSign:
-      case Opcode::kSine: case Opcode::kSqrt: case Opcode::kSubtract: case Opcode::kTan:
-      case Opcode::kTanh: case Opcode::kXor:
+      case Opcode::kAbs:
+      case Opcode::kAdd:
+      case Opcode::kAnd:
+      case Opcode::kAtan2:
+      case Opcode::kBitcastConvert:
+      case Opcode::kCbrt:
+      case Opcode::kCeil:
+      case Opcode::kClamp:
+      case Opcode::kCompare:
+      case Opcode::kComplex:
+      case Opcode::kConvert:
+      case Opcode::kCosine:
+      case Opcode::kCountLeadingZeros:
+      case Opcode::kDivide:
+      case Opcode::kExponential:
+      case Opcode::kExponentialMinusOne:
+      case Opcode::kFloor:
+      case Opcode::kImag:
+      case Opcode::kIsFinite:
+      case Opcode::kLog:
+      case Opcode::kLogPlusOne:
+      case Opcode::kLogistic:
+      case Opcode::kMap:
+      case Opcode::kMaximum:
+      case Opcode::kMinimum:
+      case Opcode::kMultiply:
+      case Opcode::kNegate:
+      case Opcode::kNot:
+      case Opcode::kOr:
+      case Opcode::kPopcnt:
+      case Opcode::kPower:
+      case Opcode::kReal:
+      case Opcode::kReducePrecision:
+      case Opcode::kRemainder:
+      case Opcode::kRoundNearestAfz:
+      case Opcode::kRoundNearestEven:
+      case Opcode::kRsqrt:
+      case Opcode::kSelect:
+      case Opcode::kShiftLeft:
+      case Opcode::kShiftRightArithmetic:
+      case Opcode::kShiftRightLogical:
+      case Opcode::kSign:
+      case Opcode::kSine:
+      case Opcode::kSqrt:
+      case Opcode::kSubtract:
+      case Opcode::kTan:
+      case Opcode::kTanh:
+      case Opcode::kXor:
         return true;
       default:
         return false;

@@ -77,8 +77,10 @@ TEST(RefineShapesTest, DynamicBroadcastBecomesStatic) {
   // Values: (broadcast(x) + y) * 3.
   std::vector<host::EvalValue> args;
   args.push_back(host::EvalValue::Array(ir::Literal::Scalar<int64_t>(3).value()));
-  ir::Literal x = ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {3, 4}).value()).value();
-  ir::Literal y = ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {2, 3, 4}).value()).value();
+  ir::Literal x =
+      ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {3, 4}).value()).value();
+  ir::Literal y =
+      ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {2, 3, 4}).value()).value();
   for (int i = 0; i < 12; ++i) x.mutable_data<float>().value()[i] = 0.5f * i - 2;
   for (int i = 0; i < 24; ++i) y.mutable_data<float>().value()[i] = 0.25f * i;
   args.push_back(host::EvalValue::Array(x.Clone().value()));

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/ir/verifier.h"
 #include "gtest/gtest.h"
@@ -203,6 +204,18 @@ func.func @main(%a: tensor<?x4xf32>, %s: tensor<3xi32>) -> tensor<2x?x5xf32> {
   EXPECT_NE(std::string(verified.message()).find("stablehlo.dynamic_broadcast_in_dim at model.mlir:3:"),
             std::string::npos)
       << verified;
+  // Elementwise operands must have compatible shapes: `?` matches any size, 4 never matches 5.
+  for (const char* rhs : {"tensor<?x5xf32>", "tensor<3x4xf32>"}) {
+    auto add = ParseMlirText(absl::StrCat(R"(
+func.func @main(%a: tensor<?x4xf32>, %b: )", rhs, R"() -> tensor<?x4xf32> {
+  %0 = "stablehlo.add"(%a, %b) : (tensor<?x4xf32>, )", rhs, R"() -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+})"), "model.mlir");
+    ASSERT_TRUE(add.ok()) << add.status();
+    auto add_module = ImportModule(**add);
+    ASSERT_TRUE(add_module.ok()) << add_module.status();
+    EXPECT_EQ(ir::Verify(**add_module).ok(), std::string(rhs) == "tensor<3x4xf32>") << rhs;
+  }
 }
 
 // Layouts and (StableHLO 1.18) result tilings are 1-D tensors of `index`.
