@@ -2,11 +2,16 @@
 //  - FusedKernel: a loop or reduction kernel of the fusion plan. It runs over its output (loop)
 //    or its input space (reduction) in chunks of kChunk elements; each fused instruction is a
 //    tight loop over the chunk (the compiler vectorizes those), and operand indices for
-//    broadcast_in_dim / transpose / slice are computed per chunk. Results are bit-identical to
-//    the reference evaluator: transcendental functions are computed in double and rounded once,
-//    as the evaluator does, and reductions accumulate in the evaluator's order.
+//    broadcast_in_dim / transpose / slice are computed per chunk (contiguous runs are copied,
+//    filled or requested from the operand run by run; index lists only where runs are strided).
+//    Results match the reference evaluator bit for bit except in two principled ways: f32 exp,
+//    log, tanh and logistic are vectorized polynomials within a few ulp (fast_math.h, with an
+//    AVX2 + FMA build chosen at run time), and reductions are reassociated (16 partial
+//    accumulators per run; reductions to few outputs split the input across threads with
+//    partials started from the op's identity), as XLA:CPU does. Integer, max/min and/or results
+//    stay exact. tests/compiler/host/host_executable_test.cc states the tolerances.
 //  - DotKernel: dot_general through Eigen (batch dims, any contracting dims), rows split across
-//    the thread pool. Sums are reassociated, so results differ from the evaluator's in the last
+//    the thread pool; Eigen is also built for AVX2 + FMA (fast_dot_avx2.cc) and chosen by CPU. Sums are reassociated, so results differ from the evaluator's in the last
 //    bits.
 #ifndef EMBER_COMPILER_HOST_FAST_KERNELS_H_
 #define EMBER_COMPILER_HOST_FAST_KERNELS_H_

@@ -388,11 +388,12 @@ template <typename T>
 void FloatUnary(Opcode op, const T* a, T* o, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
     // Vectorized polynomial cores (fast_math.h): a few ulp from the evaluator's double libm.
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     switch (op) {
-      case Opcode::kExponential: ExpF32(a, o, n); return;
-      case Opcode::kLog: LogF32(a, o, n); return;
-      case Opcode::kTanh: TanhF32(a, o, n); return;
-      case Opcode::kLogistic: LogisticF32(a, o, n); return;
+      case Opcode::kExponential: avx2 ? avx2::ExpF32(a, o, n) : ExpF32(a, o, n); return;
+      case Opcode::kLog: avx2 ? avx2::LogF32(a, o, n) : LogF32(a, o, n); return;
+      case Opcode::kTanh: avx2 ? avx2::TanhF32(a, o, n) : TanhF32(a, o, n); return;
+      case Opcode::kLogistic: avx2 ? avx2::LogisticF32(a, o, n) : LogisticF32(a, o, n); return;
       default: break;
     }
   }

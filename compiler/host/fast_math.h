@@ -14,6 +14,19 @@
 
 namespace ember::host::fast {
 
+// Also built for AVX2 + FMA (fast_math_avx2.cc); call these only when the CPU has both. FMA
+// contraction changes the last bits, within the same bounds.
+namespace avx2 {
+void ExpF32(const float* a, float* o, int64_t n);
+void LogF32(const float* a, float* o, int64_t n);
+void TanhF32(const float* a, float* o, int64_t n);
+void LogisticF32(const float* a, float* o, int64_t n);
+}  // namespace avx2
+
+// Internal linkage: each translation unit (fast_loop.cc at the baseline ISA, fast_math_avx2.cc
+// for AVX2) gets its own copy, so no two builds of these functions ever share a symbol.
+namespace {
+
 namespace math_internal {
 
 inline float BitsToFloat(int32_t i) {
@@ -181,6 +194,8 @@ inline void LogisticF32(const float* a, float* o, int64_t n) {
     }
   }
 }
+
+}  // namespace
 
 }  // namespace ember::host::fast
 
