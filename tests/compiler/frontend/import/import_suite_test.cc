@@ -241,8 +241,7 @@ TEST_F(ImportSuiteTest, VhloArtifactsMatchTheirText) {
   }
   std::printf("[import suite] vhlo: %zu artifacts: %d imported, verified and equal to their "
               ".mlir twin (%d twins), %d failed; %zu functions imported, %zu skipped in both "
-              "forms (index types, unsupported ops)
-",
+              "forms (index types, unsupported ops)\n",
               files.size(), passed, twins, failed, functions, skipped);
 }
 
