@@ -16,16 +16,6 @@ using ir::Opcode;
 
 constexpr int64_t kMaxFoldedElements = 1024;
 
-const ir::Literal* ConstantLiteral(const ir::Value* v) {
-  const ir::Instruction* p = v->producer();
-  if (p == nullptr || p->opcode() != Opcode::kConstant) return nullptr;
-  const ir::Attribute* a = p->attribute("value");
-  if (a == nullptr || a->kind != ir::Attribute::Kind::kLiteral || a->literal == nullptr) {
-    return nullptr;
-  }
-  return a->literal.get();
-}
-
 bool Candidate(const ir::Instruction& inst) {
   // Ops with regions stay: their regions would be left without an op (the module cannot drop
   // computations, and the verifier rejects orphan regions).

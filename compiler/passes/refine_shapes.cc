@@ -23,16 +23,6 @@ using ir::Opcode;
 // folding a little data along with them is harmless).
 constexpr int64_t kMaxFoldedElements = 4096;
 
-const ir::Literal* ConstantLiteral(const ir::Value* v) {
-  const ir::Instruction* p = v->producer();
-  if (p == nullptr || p->opcode() != Opcode::kConstant) return nullptr;
-  const ir::Attribute* a = p->attribute("value");
-  if (a == nullptr || a->kind != ir::Attribute::Kind::kLiteral || a->literal == nullptr) {
-    return nullptr;
-  }
-  return a->literal.get();
-}
-
 std::vector<int64_t> IntsOr(const ir::Instruction& inst, const char* name,
                             std::vector<int64_t> def) {
   const ir::Attribute* a = inst.attribute(name);

@@ -42,6 +42,16 @@ std::unordered_map<const ir::Value*, int64_t> CountUses(const ir::Module& module
   return uses;
 }
 
+const ir::Literal* ConstantLiteral(const ir::Value* v) {
+  const ir::Instruction* p = v->producer();
+  if (p == nullptr || p->opcode() != ir::Opcode::kConstant) return nullptr;
+  const ir::Attribute* a = p->attribute("value");
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kLiteral || a->literal == nullptr) {
+    return nullptr;
+  }
+  return a->literal.get();
+}
+
 bool HasSideEffects(const ir::Instruction& instruction) {
   using ir::Opcode;
   switch (instruction.opcode()) {

@@ -29,6 +29,9 @@ std::unordered_map<const ir::Value*, int64_t> CountUses(const ir::Module& module
 // side effects, collectives, randomness, host callbacks, tokens.
 bool HasSideEffects(const ir::Instruction& instruction);
 
+// The value of `v` when a constant instruction produces it, else null.
+const ir::Literal* ConstantLiteral(const ir::Value* v);
+
 // The values `instruction` reads, including captures of the regions it runs (operands of
 // instructions in its regions, transitively, that belong to another computation).
 void CollectCapturedValues(const ir::Computation& region, std::vector<const ir::Value*>& out);
