@@ -243,6 +243,39 @@ struct Request {
   int64_t n = 0;
 };
 
+// For a contiguous request (r.list null, rank >= 1): calls fn(i, index_i, run) for each run of
+// the request along the last dim, where index_{i+k} = index_i + k * stride[last] for k < run.
+template <typename Fn>
+void ForEachRun(const Request& r, const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& stride, int64_t offset, Fn&& fn) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t m[16];
+  int64_t l = r.start;
+  int64_t cur = offset;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    const int64_t q = l / dims[d];
+    m[d] = l - q * dims[d];
+    cur += m[d] * stride[d];
+    l = q;
+  }
+  const int64_t last = rank - 1;
+  const int64_t s = stride[last];
+  int64_t i = 0;
+  while (i < r.n) {
+    const int64_t run = std::min(r.n - i, dims[last] - m[last]);
+    fn(i, cur, run);
+    i += run;
+    m[last] += run;
+    cur += run * s;
+    for (int64_t d = last; d > 0 && m[d] == dims[d]; --d) {
+      cur -= m[d] * stride[d];
+      m[d] = 0;
+      ++m[d - 1];
+      cur += stride[d - 1];
+    }
+  }
+}
+
 // out[i] = offset + sum_d multi(index_i)[d] * stride[d], for the request's indices over `dims`.
 void MapIndices(const Request& r, const std::vector<int64_t>& dims,
                 const std::vector<int64_t>& stride, int64_t offset, int64_t* out) {
@@ -281,64 +314,10 @@ void MapIndices(const Request& r, const std::vector<int64_t>& dims,
     }
     return;
   }
-  int64_t m[16];
-  int64_t l = r.start;
-  int64_t cur = offset;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    const int64_t q = l / dims[d];
-    m[d] = l - q * dims[d];
-    cur += m[d] * stride[d];
-    l = q;
-  }
-  const int64_t last = rank - 1;
-  const int64_t s = stride[last];
-  int64_t i = 0;
-  while (i < r.n) {
-    const int64_t run = std::min(r.n - i, dims[last] - m[last]);
+  const int64_t s = stride[rank - 1];
+  ForEachRun(r, dims, stride, offset, [&](int64_t i, int64_t cur, int64_t run) {
     for (int64_t k = 0; k < run; ++k) out[i + k] = cur + k * s;
-    i += run;
-    m[last] += run;
-    cur += run * s;
-    for (int64_t d = last; d > 0 && m[d] == dims[d]; --d) {
-      cur -= m[d] * stride[d];
-      m[d] = 0;
-      ++m[d - 1];
-      cur += stride[d - 1];
-    }
-  }
-}
-
-// For a contiguous request (r.list null, rank >= 1): calls fn(i, index_i, run) for each run of
-// the request along the last dim, where index_{i+k} = index_i + k * stride[last] for k < run.
-template <typename Fn>
-void ForEachRun(const Request& r, const std::vector<int64_t>& dims,
-                const std::vector<int64_t>& stride, int64_t offset, Fn&& fn) {
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  int64_t m[16];
-  int64_t l = r.start;
-  int64_t cur = offset;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    const int64_t q = l / dims[d];
-    m[d] = l - q * dims[d];
-    cur += m[d] * stride[d];
-    l = q;
-  }
-  const int64_t last = rank - 1;
-  const int64_t s = stride[last];
-  int64_t i = 0;
-  while (i < r.n) {
-    const int64_t run = std::min(r.n - i, dims[last] - m[last]);
-    fn(i, cur, run);
-    i += run;
-    m[last] += run;
-    cur += run * s;
-    for (int64_t d = last; d > 0 && m[d] == dims[d]; --d) {
-      cur -= m[d] * stride[d];
-      m[d] = 0;
-      ++m[d - 1];
-      cur += stride[d - 1];
-    }
-  }
+  });
 }
 
 template <typename T>
