@@ -343,13 +343,15 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
             finish(status);
             return;
           }
-          absl::Status enqueued = stream->EnqueueHostCallback(
+          absl::AnyInvocable<absl::Status() &&> run =
               [=, holds = std::move(holds)]() -> absl::Status {
-                absl::Status result = RunInPlace(*program, holds, out, host::EvalOptions{});
-                finish(result);
-                // A failed program fails its outputs, not the device's stream.
-                return absl::OkStatus();
-              });
+            absl::Status result = RunInPlace(*program, holds, out, host::EvalOptions{});
+            finish(result);
+            // A failed program fails its outputs, not the device's stream.
+            return absl::OkStatus();
+          };
+          if (program->run_inline && stream->TryRunHostCallbackInline(run)) return;
+          absl::Status enqueued = stream->EnqueueHostCallback(std::move(run));
           if (!enqueued.ok()) finish(enqueued);
         });
     return launch;

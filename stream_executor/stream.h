@@ -35,6 +35,16 @@ class Stream {
   // puts the stream in error state. On CUDA, `fn` must not call the CUDA API.
   virtual absl::Status EnqueueHostCallback(absl::AnyInvocable<absl::Status() &&> fn) = 0;
 
+  // Runs `fn` now on the calling thread when the stream is idle (nothing queued or running),
+  // exactly as EnqueueHostCallback would once the stream reached it, and returns true; work
+  // enqueued meanwhile waits for it. Returns false, leaving `fn` untouched, when the stream is busy
+  // or cannot run host work inline (CUDA). For cheap launches, whose thread hop would cost more
+  // than the work.
+  virtual bool TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) {
+    (void)fn;
+    return false;
+  }
+
   virtual absl::StatusOr<std::shared_ptr<Event>> RecordEvent() = 0;
 
   // Later work on this stream waits until `event` is ready. The event may come from another stream

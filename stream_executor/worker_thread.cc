@@ -34,6 +34,21 @@ absl::Status WorkerThread::WaitUntilIdle() {
   return absl::OkStatus();
 }
 
+bool WorkerThread::TryRunInline(absl::FunctionRef<void()> fn) {
+  if (IsCurrentThread()) return false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_ || inline_running_ || finished_ != scheduled_) return false;
+    inline_running_ = true;
+    ++scheduled_;
+  }
+  fn();
+  absl::MutexLock lock(&mu_);
+  inline_running_ = false;
+  ++finished_;
+  return true;
+}
+
 bool WorkerThread::IsCurrentThread() const {
   return std::this_thread::get_id() == thread_.get_id();
 }
@@ -43,7 +58,10 @@ void WorkerThread::Run() {
     Task task;
     {
       absl::MutexLock lock(&mu_);
-      auto has_work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); };
+      // A task run inline by TryRunInline goes first: what was scheduled meanwhile follows it.
+      auto has_work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return !inline_running_ && (stop_ || !queue_.empty());
+      };
       mu_.Await(absl::Condition(&has_work));
       if (queue_.empty()) return;  // stop_ and drained
       task = std::move(queue_.front());

@@ -11,6 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 
@@ -34,6 +35,11 @@ class WorkerThread {
   // called from a task of this worker, which would wait for itself forever.
   absl::Status WaitUntilIdle();
 
+  // Runs `fn` now, on the calling thread, as if it were the next task, when the worker is idle
+  // (nothing queued or running, not stopping); tasks scheduled meanwhile wait for it. Returns
+  // false, without running `fn`, otherwise, and on the worker's own thread.
+  bool TryRunInline(absl::FunctionRef<void()> fn);
+
   bool IsCurrentThread() const;
 
  private:
@@ -45,6 +51,7 @@ class WorkerThread {
   uint64_t scheduled_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool inline_running_ ABSL_GUARDED_BY(mu_) = false;  // TryRunInline is running a task
   std::thread thread_;  // last: starts after, and is joined before, the members it uses
 };
 

@@ -71,6 +71,48 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
 
 namespace {
 
+// See CompiledProgram::run_inline.
+bool IsCheapLaunch(const ir::Computation& entry) {
+  if (entry.instructions().size() > CompiledProgram::kInlineInstructions) return false;
+  auto small = [](const ir::Value* v) {
+    return !v->type().is_tensor() || v->type().shape().ByteSize() <= CompiledProgram::kInlineBytes;
+  };
+  for (const auto& p : entry.parameters()) {
+    if (!small(p.get())) return false;
+  }
+  for (const auto& inst : entry.instructions()) {
+    switch (inst->opcode()) {
+      // Bounded work over their operands: their regions are per-element bodies.
+      case ir::Opcode::kReduce:
+      case ir::Opcode::kSort:
+      case ir::Opcode::kMap:
+      case ir::Opcode::kReduceWindow:
+      case ir::Opcode::kScatter:
+      case ir::Opcode::kSelectAndScatter:
+        break;
+      // Host transfers, callbacks and cross-device work may block or take long.
+      case ir::Opcode::kCustomCall:
+      case ir::Opcode::kInfeed:
+      case ir::Opcode::kOutfeed:
+      case ir::Opcode::kSend:
+      case ir::Opcode::kRecv:
+      case ir::Opcode::kAllGather:
+      case ir::Opcode::kAllToAll:
+      case ir::Opcode::kCollectiveBroadcast:
+      case ir::Opcode::kCollectivePermute:
+      case ir::Opcode::kCollectiveReduce:
+        return false;
+      default:
+        // Loops, conditionals, calls, and collectives with reduction bodies.
+        if (!inst->regions().empty()) return false;
+    }
+    for (size_t r = 0; r < inst->num_results(); ++r) {
+      if (!small(inst->result(r))) return false;
+    }
+  }
+  return true;
+}
+
 // Backends need static shapes. Shape-polymorphic programs (`?` dims) are refined by the caller
 // (JAX specializes them before it compiles; passes::RefineShapes does it for Ember's tools).
 // Checks what the entry runs: its arguments, its instructions, their regions and callees.
@@ -165,6 +207,8 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
   }
   EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend));
+  program->run_inline = program->host->backend() == host::HostBackend::kCompiled &&
+                        IsCheapLaunch(*program->entry);
   if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {
     EMBER_RETURN_IF_ERROR(dump("fusion.dot", program->host->FusionPlanDot()));
     EMBER_RETURN_IF_ERROR(dump("cost.txt", program->host->CostReport()));

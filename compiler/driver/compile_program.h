@@ -30,6 +30,13 @@ struct CompiledProgram {
   std::string fingerprint;
   // What host devices run per launch.
   std::unique_ptr<host::HostExecutable> host;
+  // A launch so small (a few kernels over at most kInlineBytes per value, no loops, calls,
+  // collectives or host transfers) that handing it to the device's stream thread would cost more
+  // than running it: a single-device launch runs it on the calling thread when the stream is idle,
+  // as XLA:CPU runs cheap computations inline.
+  bool run_inline = false;
+  static constexpr int64_t kInlineBytes = 64 * 1024;
+  static constexpr size_t kInlineInstructions = 64;
 };
 
 // `format` is PJRT's program format ("mlir" or "hlo"). Errors name the stage and, for program

@@ -58,6 +58,14 @@ absl::Status HostStream::EnqueueHostCallback(absl::AnyInvocable<absl::Status() &
   return absl::OkStatus();
 }
 
+bool HostStream::TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) {
+  if (fn == nullptr) return false;
+  absl::Status status;
+  const bool ran = worker_.TryRunInline([&] { status = std::move(fn)(); });
+  if (ran && !status.ok()) RecordError(status);
+  return ran;
+}
+
 absl::StatusOr<std::shared_ptr<Event>> HostStream::RecordEvent() {
   auto state = std::make_shared<EventState>();
   worker_.Schedule([this, state] { state->SetReady(status()); });

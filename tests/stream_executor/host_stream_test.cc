@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -342,6 +343,81 @@ TEST_F(HostStreamTest, CallbackMayEnqueueOnItsOwnStream) {
                   })
                   .ok());
   EXPECT_TRUE(second_ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
+TEST_F(HostStreamTest, IdleStreamRunsACallbackInlineOnTheCallingThread) {
+  std::thread::id ran_on;
+  absl::AnyInvocable<absl::Status() &&> fn = [&ran_on] {
+    ran_on = std::this_thread::get_id();
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(stream_->BlockHostUntilDone().ok());
+  EXPECT_TRUE(stream_->TryRunHostCallbackInline(fn));
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST_F(HostStreamTest, BusyStreamDoesNotRunACallbackInline) {
+  std::unique_ptr<absl::Notification> gate = Block(*stream_);
+  bool ran = false;
+  absl::AnyInvocable<absl::Status() &&> fn = [&ran] {
+    ran = true;
+    return absl::OkStatus();
+  };
+  EXPECT_FALSE(stream_->TryRunHostCallbackInline(fn));
+  EXPECT_FALSE(ran);
+  // The callback is left to the caller, who enqueues it behind the blocking work.
+  ASSERT_NE(fn, nullptr);
+  ASSERT_TRUE(stream_->EnqueueHostCallback(std::move(fn)).ok());
+  gate->Notify();
+  ASSERT_TRUE(stream_->BlockHostUntilDone().ok());
+  EXPECT_TRUE(ran);
+}
+
+TEST_F(HostStreamTest, WorkEnqueuedDuringAnInlineCallbackRunsAfterIt) {
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  Stream* stream = stream_.get();
+  absl::AnyInvocable<absl::Status() &&> fn = [&] {
+    // Another thread enqueues while the inline callback runs; the stream's worker must wait.
+    std::thread other([&] {
+      EXPECT_TRUE(stream
+                      ->EnqueueHostCallback([&] {
+                        absl::MutexLock lock(&mu);
+                        order.push_back("enqueued");
+                        return absl::OkStatus();
+                      })
+                      .ok());
+    });
+    other.join();
+    absl::SleepFor(absl::Milliseconds(50));
+    absl::MutexLock lock(&mu);
+    order.push_back("inline");
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(stream_->TryRunHostCallbackInline(fn));
+  ASSERT_TRUE(stream_->BlockHostUntilDone().ok());
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(order, ElementsAreArray({"inline", "enqueued"}));
+}
+
+TEST_F(HostStreamTest, FailedInlineCallbackPoisonsTheStream) {
+  absl::AnyInvocable<absl::Status() &&> fn = [] { return absl::InternalError("inline failed"); };
+  ASSERT_TRUE(stream_->TryRunHostCallbackInline(fn));
+  EXPECT_THAT(stream_->status().message(), HasSubstr("inline failed"));
+}
+
+TEST_F(HostStreamTest, ACallbackOfTheStreamCannotRunAnotherInline) {
+  Stream* stream = stream_.get();
+  std::atomic<int> inline_result{-1};
+  ASSERT_TRUE(stream_
+                  ->EnqueueHostCallback([stream, &inline_result] {
+                    absl::AnyInvocable<absl::Status() &&> fn = [] { return absl::OkStatus(); };
+                    inline_result = stream->TryRunHostCallbackInline(fn) ? 1 : 0;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(stream_->BlockHostUntilDone().ok());
+  EXPECT_EQ(inline_result.load(), 0);
 }
 
 TEST_F(HostStreamTest, AndThenCallbackMayRecordAnotherEvent) {
