@@ -46,9 +46,23 @@ class FusedKernel {
   // `inputs[i]` holds kernel.inputs[i] (dense, row-major); `out` the root's result.
   void Run(absl::Span<const void* const> inputs, void* out, ThreadPool& pool) const;
 
+  // Row groups (passes::RowGroup): whether the kernel can run a range of its rows on its own (loop
+  // kernels, and reductions over trailing dims), and that run, on the calling thread: rows
+  // [begin, end) of `rows` (which must divide the kernel's outputs; a reduction's input rows
+  // follow its output rows). Writes only those rows of `out`.
+  bool RunsByRows() const { return !reduce_ || row_ > 0; }
+  void RunRows(absl::Span<const void* const> inputs, void* out, int64_t rows, int64_t begin,
+               int64_t end) const;
+
   struct Node;
  private:
   FusedKernel() = default;
+  // Loop kernels: output elements [begin, end). Reductions: folds input elements [begin, end)
+  // into `acc` (indexed like the output).
+  void LoopRange(absl::Span<const void* const> inputs, void* out, int64_t begin,
+                 int64_t end) const;
+  void FoldRange(absl::Span<const void* const> inputs, int64_t begin, int64_t end,
+                 void* acc) const;
   std::vector<Node> nodes_;
   int root_ = -1;  // loop: the output node; reduce: the reduce input node
   int slots_ = 0;  // scratch slots of kChunk 8-byte words each

@@ -1014,6 +1014,66 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
   return k;
 }
 
+void FusedKernel::LoopRange(absl::Span<const void* const> inputs, void* out, int64_t begin,
+                            int64_t end) const {
+  const int bytes = TypeBytes(nodes_[root_].type);
+  Scratch& scratch = ThreadScratch(slots_, nodes_.size());
+  for (int64_t start = begin; start < end; start += kChunk) {
+    const int64_t n = std::min(kChunk, end - start);
+    ++scratch.gen;
+    void* dst = static_cast<uint8_t*>(out) + start * bytes;
+    Context c{nodes_, inputs, scratch, start, n, root_, dst};
+    const void* got = Eval(c, root_, Request{nullptr, start, n}, nullptr);
+    if (got != dst) std::memmove(dst, got, static_cast<size_t>(n * bytes));
+  }
+}
+
+void FusedKernel::FoldRange(absl::Span<const void* const> inputs, int64_t begin, int64_t end,
+                            void* acc) const {
+  const Opcode op = static_cast<Opcode>(reduce_op_);
+  Scratch& scratch = ThreadScratch(slots_, nodes_.size());
+  for (int64_t start = begin; start < end; start += kChunk) {
+    const int64_t n = std::min(kChunk, end - start);
+    ++scratch.gen;
+    Context c{nodes_, inputs, scratch, start, n};
+    const void* values = Eval(c, root_, Request{nullptr, start, n}, nullptr);
+    // Trailing-dim reductions: targets are rows of row_ inputs. Otherwise a list (in a
+    // dedicated buffer: the root's index slot may still hold data the values point into).
+    Targets targets{nullptr, start, row_};
+    if (row_ <= 0) {
+      thread_local std::vector<int64_t> list;
+      if (list.size() < static_cast<size_t>(kChunk)) list.resize(kChunk);
+      MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, list.data());
+      targets.list = list.data();
+    }
+    switch (reduce_type_) {
+#define EMBER_CASE(E, T)                                                                        \
+  case E:                                                                                       \
+    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets, n,              \
+                static_cast<T*>(acc));                                                          \
+    break;
+      EMBER_FAST_TYPES(EMBER_CASE)
+#undef EMBER_CASE
+      default: break;
+    }
+  }
+}
+
+void FusedKernel::RunRows(absl::Span<const void* const> inputs, void* out, int64_t rows,
+                          int64_t begin, int64_t end) const {
+  if (!reduce_) {
+    const int64_t total = output_bytes_ / std::max(1, TypeBytes(nodes_[root_].type));
+    const int64_t per = total / rows;
+    LoopRange(inputs, out, begin * per, end * per);
+    return;
+  }
+  const int bytes = TypeBytes(reduce_type_);
+  const int64_t per = output_elements_ / rows;
+  FillBytes(inputs[init_input_], bytes, (end - begin) * per,
+            static_cast<uint8_t*>(out) + begin * per * bytes);
+  if (row_ > 0) FoldRange(inputs, begin * per * row_, end * per * row_, out);
+}
+
 void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPool& pool) const {
   if (!reduce_) {
     const Node& root = nodes_[root_];
@@ -1021,16 +1081,7 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPoo
     const int64_t total = output_bytes_ / std::max(1, bytes);
     const int64_t chunks = (total + kChunk - 1) / kChunk;
     pool.ParallelFor(chunks, std::max<int64_t>(1, 65536 / kChunk), [&](int64_t begin, int64_t end) {
-      Scratch& scratch = ThreadScratch(slots_, nodes_.size());
-      for (int64_t ch = begin; ch < end; ++ch) {
-        const int64_t start = ch * kChunk;
-        const int64_t n = std::min(kChunk, total - start);
-        ++scratch.gen;
-        void* dst = static_cast<uint8_t*>(out) + start * bytes;
-        Context c{nodes_, inputs, scratch, start, n, root_, dst};
-        const void* got = Eval(c, root_, Request{nullptr, start, n}, nullptr);
-        if (got != dst) std::memmove(dst, got, static_cast<size_t>(n * bytes));
-      }
+      LoopRange(inputs, out, begin * kChunk, std::min(total, end * kChunk));
     });
     return;
   }
@@ -1042,34 +1093,7 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPoo
   FillBytes(inputs[init_input_], bytes, output_elements_, out);
   if (input_elements_ == 0) return;
   const Opcode op = static_cast<Opcode>(reduce_op_);
-  auto fold_range = [&](int64_t begin, int64_t end, void* acc) {
-    Scratch& scratch = ThreadScratch(slots_, nodes_.size());
-    for (int64_t start = begin; start < end; start += kChunk) {
-      const int64_t n = std::min(kChunk, end - start);
-      ++scratch.gen;
-      Context c{nodes_, inputs, scratch, start, n};
-      const void* values = Eval(c, root_, Request{nullptr, start, n}, nullptr);
-      // Trailing-dim reductions: targets are rows of row_ inputs. Otherwise a list (in a
-      // dedicated buffer: the root's index slot may still hold data the values point into).
-      Targets targets{nullptr, start, row_};
-      if (row_ <= 0) {
-        thread_local std::vector<int64_t> list;
-        if (list.size() < static_cast<size_t>(kChunk)) list.resize(kChunk);
-        MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, list.data());
-        targets.list = list.data();
-      }
-      switch (reduce_type_) {
-#define EMBER_CASE(E, T)                                                                          \
-  case E:                                                                                         \
-    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets, n,                \
-                static_cast<T*>(acc));                                                            \
-    break;
-        EMBER_FAST_TYPES(EMBER_CASE)
-#undef EMBER_CASE
-        default: break;
-      }
-    }
-  };
+  auto fold_range = [&](int64_t begin, int64_t end, void* acc) { FoldRange(inputs, begin, end, acc); };
   const int threads = pool.size();
   if (row_ > 0 && output_elements_ >= threads && input_elements_ >= 65536) {
     pool.ParallelFor(output_elements_, std::max<int64_t>(1, 32768 / row_),

@@ -12,6 +12,7 @@
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/thread_pool.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/row_groups.h"
 #include "compiler/passes/fusion_plan.h"
 
 namespace ember::host {
@@ -53,6 +54,11 @@ const ir::Literal* ConstantLiteral(const ir::Instruction& inst) {
 }
 
 }  // namespace
+
+// Row groups (passes::RowGroup): at least this many rows, run in tiles of about this many bytes
+// (a tile's values stay in the core's cache between the group's kernels).
+constexpr int64_t kMinGroupRows = 16;
+constexpr int64_t kGroupTileBytes = 128 * 1024;
 
 struct HostExecutable::Compiled {
   passes::FusionPlan plan;
@@ -108,6 +114,21 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
   }
   auto c = std::make_unique<Compiled>();
   c->plan = passes::PlanFusion(entry, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
+  // The fused kernels first: row groups take only kernels that run a range of rows on their own,
+  // and buffer assignment keeps a group's values live across the whole group.
+  std::vector<std::unique_ptr<fast::FusedKernel>> fused(c->plan.kernels.size());
+  std::vector<bool> by_rows(c->plan.kernels.size(), false);
+  for (size_t k = 0; k < c->plan.kernels.size(); ++k) {
+    const passes::Kernel& kernel = c->plan.kernels[k];
+    if (kernel.kind != passes::KernelKind::kLoop && kernel.kind != passes::KernelKind::kReduce) {
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<fast::FusedKernel>> made = fast::FusedKernel::Create(kernel);
+    if (!made.ok()) continue;
+    fused[k] = *std::move(made);
+    by_rows[k] = fused[k]->RunsByRows();
+  }
+  passes::PlanRowGroups(c->plan, by_rows, kMinGroupRows);
   c->buffers = passes::AssignBuffers(entry, c->plan);
   for (const auto& p : entry.parameters()) c->Id(p.get());
   for (const auto& inst : entry.instructions()) {
@@ -118,16 +139,16 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     }
     c->values[c->Id(inst->result())].constant = literal;
   }
-  for (const passes::Kernel& kernel : c->plan.kernels) {
+  for (size_t index = 0; index < c->plan.kernels.size(); ++index) {
+    const passes::Kernel& kernel = c->plan.kernels[index];
     Compiled::KernelExec k;
     k.kernel = &kernel;
     for (const ir::Value* v : kernel.inputs) k.inputs.push_back(c->Id(v));
     for (size_t i = 0; i < kernel.root()->num_results(); ++i) {
       k.results.push_back(c->Id(kernel.root()->result(i)));
     }
-    if (kernel.kind == passes::KernelKind::kLoop || kernel.kind == passes::KernelKind::kReduce) {
-      absl::StatusOr<std::unique_ptr<fast::FusedKernel>> fused = fast::FusedKernel::Create(kernel);
-      if (fused.ok()) k.fused = *std::move(fused);
+    if (fused[index] != nullptr) {
+      k.fused = std::move(fused[index]);
     } else if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
                kernel.root()->operand(0) == kernel.inputs[0] &&
                kernel.root()->operand(1) == kernel.inputs[1]) {
@@ -337,7 +358,31 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
                                absl::Span<const uint8_t>(ptr[id], v->type().shape().ByteSize())));
     return EvalValue::Array(std::move(lit));
   };
-  for (const Compiled::KernelExec& k : c.kernels) {
+  size_t next_group = 0;
+  std::vector<std::vector<const void*>> group_inputs;
+  for (size_t index = 0; index < c.kernels.size(); ++index) {
+    const Compiled::KernelExec& k = c.kernels[index];
+    if (next_group < c.plan.row_groups.size() &&
+        c.plan.row_groups[next_group].first == static_cast<int>(index)) {
+      // A row group: every kernel of the group on a tile of rows, tiles across the pool.
+      const passes::RowGroup& group = c.plan.row_groups[next_group++];
+      group_inputs.assign(group.last - group.first + 1, {});
+      for (int g = group.first; g <= group.last; ++g) {
+        for (int id : c.kernels[g].inputs) group_inputs[g - group.first].push_back(ptr[id]);
+      }
+      const int64_t tile = std::max<int64_t>(1, kGroupTileBytes / std::max<int64_t>(1, group.row_bytes));
+      pool.ParallelFor(group.rows, tile, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; b += tile) {
+          const int64_t e = std::min(end, b + tile);
+          for (int g = group.first; g <= group.last; ++g) {
+            c.kernels[g].fused->RunRows(group_inputs[g - group.first], ptr[c.kernels[g].results[0]],
+                                        group.rows, b, e);
+          }
+        }
+      });
+      index = static_cast<size_t>(group.last);
+      continue;
+    }
     if (k.fused != nullptr) {
       inputs.clear();
       for (int id : k.inputs) inputs.push_back(ptr[id]);

@@ -115,21 +115,35 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
       }
     }
   }
+  // A row group runs its kernels interleaved, a tile of rows at a time: every value it writes or
+  // reads is live from the group's first kernel to its last.
+  for (const RowGroup& group : plan.row_groups) {
+    for (const ir::Value* v : defined) {
+      BufferSlot& slot = result.slots[v];
+      if (slot.defined_at >= group.first && slot.defined_at <= group.last) {
+        slot.defined_at = group.first;
+      }
+      if (slot.defined_at <= group.last && slot.last_use >= group.first) {
+        slot.last_use = std::max(slot.last_use, group.last);
+      }
+    }
+  }
   // Allocate in kernel order; a slot is freed after its last reader (never during it, so a
   // kernel's output never overlaps its inputs).
   ArenaAllocator arena;
+  std::vector<std::vector<const ir::Value*>> allocations(end + 1);
   std::vector<std::vector<const ir::Value*>> frees(end + 1);
   for (const ir::Value* v : defined) {
     BufferSlot& slot = result.slots[v];
     if (slot.kind != BufferSlot::Kind::kArena) continue;
     result.arena_bytes_no_reuse += Align(slot.size);
+    allocations[slot.defined_at].push_back(v);
     frees[slot.last_use].push_back(v);
   }
-  size_t next = 0;
   for (int k = 0; k < end; ++k) {
-    for (; next < defined.size() && result.slots[defined[next]].defined_at == k; ++next) {
-      BufferSlot& slot = result.slots[defined[next]];
-      if (slot.kind == BufferSlot::Kind::kArena) slot.offset = arena.Allocate(Align(slot.size));
+    for (const ir::Value* v : allocations[k]) {
+      BufferSlot& slot = result.slots[v];
+      slot.offset = arena.Allocate(Align(slot.size));
     }
     for (const ir::Value* v : frees[k]) {
       const BufferSlot& slot = result.slots[v];

@@ -248,6 +248,24 @@ std::string FusionPlan::CostReport() const {
                                                     static_cast<double>(kernel.bytes_minimum)
                                               : 1.0));
   }
+  for (const RowGroup& group : row_groups) {
+    // Inside a group, values written by one kernel and read by a later one pass through the cache:
+    // each is written once and read back from cache, never from memory.
+    int64_t cached = 0;
+    std::unordered_set<const ir::Value*> produced;
+    for (int k = group.first; k <= group.last; ++k) {
+      for (const ir::Value* v : kernels[k].inputs) {
+        if (produced.contains(v)) cached += Bytes(v);
+      }
+      for (size_t i = 0; i < kernels[k].root()->num_results(); ++i) {
+        produced.insert(kernels[k].root()->result(i));
+      }
+    }
+    absl::StrAppend(&out, absl::StrFormat(
+                              "row group: kernels %d-%d over %d rows (%d bytes per row), %d bytes "
+                              "read back from cache\n",
+                              group.first, group.last, group.rows, group.row_bytes, cached));
+  }
   absl::StrAppend(&out, absl::StrFormat(
                             "total: %d kernels (%d unfused instructions), %d bytes moved, %d "
                             "minimum (ratio %.2f)\n",

@@ -38,8 +38,22 @@ struct Kernel {
 // `fusible(instruction)` says the backend's fused kernels compute it.
 using FusiblePredicate = std::function<bool(const ir::Instruction&)>;
 
+// A row group: consecutive loop and reduction kernels [first, last] that all iterate over the same
+// `rows` leading rows and read the results of the group's earlier kernels only within the row they
+// compute (softmax: row max, exp(x - max), row sum, divide; layernorm likewise). A backend runs a
+// group tile by tile: every kernel of the group on a block of rows before the next block, so the
+// values passed inside the group are read back from cache, not memory. On a GPU a group is one
+// kernel with a block per row tile. Formed by PlanRowGroups (row_groups.h).
+struct RowGroup {
+  int first = 0;
+  int last = 0;
+  int64_t rows = 0;
+  int64_t row_bytes = 0;  // bytes one row of all the group's kernels reads and writes
+};
+
 struct FusionPlan {
   std::vector<Kernel> kernels;  // in an order that respects dependencies
+  std::vector<RowGroup> row_groups;  // disjoint, in kernel order
   // Instruction -> index of the kernel that computes it. A cheap instruction (broadcast_in_dim,
   // iota) may be recomputed inside several kernels; it maps to one of them here.
   std::unordered_map<const ir::Instruction*, int> kernel_of;

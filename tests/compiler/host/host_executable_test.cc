@@ -394,6 +394,61 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
   EXPECT_GE(o.kernels, 5);
 }
 
+std::string CompiledCostReport(const std::string& text) {
+  std::unique_ptr<ir::Module> module = Parse(text);
+  if (module == nullptr) return "";
+  passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
+  EXPECT_TRUE(pipeline.Run(*module).ok());
+  auto exe = HostExecutable::Compile(*module->entry());
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  return exe.ok() ? (*exe)->CostReport() : "";
+}
+
+TEST(HostExecutableTest, RowGroupsMatchTheEvaluator) {
+  // Softmax over 40 columns (rows never line up with the kernels' chunks) and a layernorm over the
+  // last dim of a 3-D array (rows are [4, 24]): each runs as one row group, tile by tile.
+  const std::string softmax = R"(
+func.func @main(%x: tensor<96x40xf32>) -> (tensor<96x40xf32>, tensor<96xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<96x40xf32>, tensor<f32>) -> tensor<96xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<96xf32>) -> tensor<96x40xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<96x40xf32>
+  %e = stablehlo.exponential %d : tensor<96x40xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<96x40xf32>, tensor<f32>) -> tensor<96xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<96xf32>) -> tensor<96x40xf32>
+  %r = stablehlo.divide %e, %sb : tensor<96x40xf32>
+  return %r, %m : tensor<96x40xf32>, tensor<96xf32>
+})";
+  ExpectSameResults(softmax, Tolerance{/*ulps=*/8, /*n=*/40, /*scale=*/1});
+  EXPECT_NE(CompiledCostReport(softmax).find("row group: kernels 0-3 over 96 rows"),
+            std::string::npos)
+      << CompiledCostReport(softmax);
+  const std::string layernorm = R"(
+func.func @main(%x: tensor<4x24x40xf32>, %g: tensor<40xf32>) -> tensor<4x24x40xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<40.0> : tensor<4x24xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<4x24xf32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<4x24x40xf32>, tensor<f32>) -> tensor<4x24xf32>
+  %mean = stablehlo.divide %s, %n : tensor<4x24xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [0, 1] : (tensor<4x24xf32>) -> tensor<4x24x40xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<4x24x40xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<4x24x40xf32>
+  %v = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<4x24x40xf32>, tensor<f32>) -> tensor<4x24xf32>
+  %var = stablehlo.divide %v, %n : tensor<4x24xf32>
+  %ve = stablehlo.add %var, %eps : tensor<4x24xf32>
+  %r = stablehlo.rsqrt %ve : tensor<4x24xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<4x24xf32>) -> tensor<4x24x40xf32>
+  %y = stablehlo.multiply %c, %rb : tensor<4x24x40xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [2] : (tensor<40xf32>) -> tensor<4x24x40xf32>
+  %out = stablehlo.multiply %y, %gb : tensor<4x24x40xf32>
+  return %out : tensor<4x24x40xf32>
+})";
+  ExpectSameResults(layernorm, Tolerance{/*ulps=*/8, /*n=*/80, /*scale=*/4});
+  EXPECT_NE(CompiledCostReport(layernorm).find("over 96 rows"), std::string::npos)
+      << CompiledCostReport(layernorm);
+}
+
 TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
   // %b is recomputed inside the reduction kernel and also needed by concatenate (an op-table
   // kernel), so it gets a kernel of its own, which must find %a materialized (found by the JAX
