@@ -348,19 +348,33 @@ void FillBytes(const void* value, int bytes, int64_t n, void* out) {
 template <typename T>
 using Unsigned = std::make_unsigned_t<T>;
 
+// NaN-propagating max/min with max(-0, +0) = +0 and min(-0, +0) = -0, written without branches so
+// that loops over them vectorize: for equal operands the sign bits are combined (and: +0 wins,
+// or: -0 wins; equal nonzero values are unchanged).
 template <typename T>
-T FloatMax(T a, T b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
+inline T CombineBits(T a, T b, bool use_and) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U x, y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  const U z = use_and ? (x & y) : (x | y);
+  T r;
+  std::memcpy(&r, &z, sizeof r);
+  return r;
 }
 template <typename T>
-T FloatMin(T a, T b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
+inline T FloatMax(T a, T b) {
+  T r = a > b ? a : b;
+  r = a == b ? CombineBits(a, b, true) : r;
+  r = b != b ? b : r;
+  return a != a ? a : r;
+}
+template <typename T>
+inline T FloatMin(T a, T b) {
+  T r = a < b ? a : b;
+  r = a == b ? CombineBits(a, b, false) : r;
+  r = b != b ? b : r;
+  return a != a ? a : r;
 }
 
 template <typename T>

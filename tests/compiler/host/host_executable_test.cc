@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/host/evaluator.h"
@@ -447,6 +448,44 @@ func.func @main(%x: tensor<4x24x40xf32>, %g: tensor<40xf32>) -> tensor<4x24x40xf
   ExpectSameResults(layernorm, Tolerance{/*ulps=*/8, /*n=*/80, /*scale=*/4});
   EXPECT_NE(CompiledCostReport(layernorm).find("over 96 rows"), std::string::npos)
       << CompiledCostReport(layernorm);
+}
+
+TEST(HostExecutableTest, MaxMinKeepNaNAndSignedZeroSemantics) {
+  // max/min propagate NaN and order -0 below +0, elementwise and in (long, vectorized) reductions,
+  // exactly as the evaluator does. The operands are constants scaled by x*x+1 (positive), so they
+  // are not folded away but keep their NaNs, infinities and zero signs.
+  const char* kValues[] = {"0x7FC00000", "-0.0", "0.0", "-0.0", "1.0", "0xFF800000", "2.0", "0.0"};
+  const char* kOthers[] = {"1.0", "0.0", "-0.0", "-0.0", "0x7FC00000", "3.0", "2.0", "0.0"};
+  auto constant = [](const char* const* v, int n) {
+    std::string out = "[";
+    for (int i = 0; i < n; ++i) out += std::string(i ? ", " : "") + v[i % 8];
+    return out + "]";
+  };
+  for (int n : {8, 96}) {
+    // Leading NaN only in the first case: the long case checks the zero signs of long folds.
+    const char* const* a = kValues;
+    std::vector<const char*> no_nan(kValues, kValues + 8);
+    if (n > 8) no_nan[0] = "-0.0";
+    if (n > 8) a = no_nan.data();
+    const std::string t = absl::StrCat("tensor<", n, "xf32>");
+    ExpectSameResults(absl::StrCat(R"(
+func.func @main(%x: )", t, R"() -> ()", t, ", ", t, R"(, tensor<f32>, tensor<f32>) {
+  %one = stablehlo.constant dense<1.0> : )", t, R"(
+  %c1 = stablehlo.constant dense<)", constant(a, n), "> : ", t, R"(
+  %c2 = stablehlo.constant dense<)", constant(kOthers, n), "> : ", t, R"(
+  %xx = stablehlo.multiply %x, %x : )", t, R"(
+  %p = stablehlo.add %xx, %one : )", t, R"(
+  %a = stablehlo.multiply %c1, %p : )", t, R"(
+  %b = stablehlo.multiply %c2, %p : )", t, R"(
+  %mx = stablehlo.maximum %a, %b : )", t, R"(
+  %mn = stablehlo.minimum %a, %b : )", t, R"(
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %pinf = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %r1 = stablehlo.reduce(%a init: %ninf) applies stablehlo.maximum across dimensions = [0] : ()", t, R"(, tensor<f32>) -> tensor<f32>
+  %r2 = stablehlo.reduce(%b init: %pinf) applies stablehlo.minimum across dimensions = [0] : ()", t, R"(, tensor<f32>) -> tensor<f32>
+  return %mx, %mn, %r1, %r2 : )", t, ", ", t, R"(, tensor<f32>, tensor<f32>
+})"));
+  }
 }
 
 TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
