@@ -334,6 +334,21 @@ void GatherBytes(const void* base, int bytes, const int64_t* list, int64_t n, vo
   }
 }
 
+template <typename T>
+void Strided(const T* base, int64_t stride, int64_t n, T* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = base[i * stride];
+}
+
+// out[i] = base[i * stride] for i < n, elements of `bytes` bytes.
+void StridedBytes(const void* base, int bytes, int64_t stride, int64_t n, void* out) {
+  switch (bytes) {
+    case 1: Strided(static_cast<const uint8_t*>(base), stride, n, static_cast<uint8_t*>(out)); break;
+    case 2: Strided(static_cast<const uint16_t*>(base), stride, n, static_cast<uint16_t*>(out)); break;
+    case 4: Strided(static_cast<const uint32_t*>(base), stride, n, static_cast<uint32_t*>(out)); break;
+    default: Strided(static_cast<const uint64_t*>(base), stride, n, static_cast<uint64_t*>(out)); break;
+  }
+}
+
 void FillBytes(const void* value, int bytes, int64_t n, void* out) {
   switch (bytes) {
     case 1: std::fill_n(static_cast<uint8_t*>(out), n, *static_cast<const uint8_t*>(value)); break;
@@ -667,9 +682,7 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
                      } else if (s == 0) {
                        FillBytes(base + cur * bytes, bytes, run, o + at * bytes);
                      } else {
-                       for (int64_t k = 0; k < run; ++k) {
-                         std::memcpy(o + (at + k) * bytes, base + (cur + k * s) * bytes, bytes);
-                       }
+                       StridedBytes(base + cur * bytes, bytes, s, run, o + at * bytes);
                      }
                    });
         result = out;

@@ -3,7 +3,9 @@
 //   x + 0 -> x (integers; floats only for -0, since -0 + +0 = +0), x - 0 -> x (+0 for floats),
 //   x * 1 -> x, x / 1 -> x, reshape/transpose/convert/broadcast_in_dim/slice that change nothing
 //   -> their operand, reshape(reshape(x)) -> reshape(x), broadcast_in_dim(broadcast_in_dim(x))
-//   -> one broadcast_in_dim.
+//   -> one broadcast_in_dim, transpose(dot_general(a, b)) -> dot_general(b, a) for a matrix
+//   product read only by the transpose (each element is the same products summed in the same
+//   order; the kernels then never read a transposed matrix element by element).
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -156,6 +158,62 @@ ir::Value* Simplify(ir::Instruction& inst) {
   }
 }
 
+// transpose(dot_general(a, b), [1, 0]) with one free dim per operand and no batch dims, when the
+// transpose is the product's only reader: swaps the product's operands (and their attributes) and
+// gives it the transpose's type. Returns the rewritten product, or null.
+ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
+                                const std::unordered_map<const ir::Value*, int64_t>& uses) {
+  const std::vector<int64_t>* perm = Ints(transpose, "permutation");
+  if (perm == nullptr || *perm != std::vector<int64_t>{1, 0}) return nullptr;
+  ir::Value* product = transpose.operand(0);
+  ir::Instruction* dot = product->producer();
+  if (dot == nullptr || dot->opcode() != Opcode::kDotGeneral || dot->num_results() != 1 ||
+      dot->operands().size() != 2 || !dot->regions().empty()) {
+    return nullptr;
+  }
+  auto count = uses.find(product);
+  if (count == uses.end() || count->second != 1) return nullptr;
+  for (const auto& [name, attr] : dot->attributes().entries()) {
+    if (name != "lhs_batching_dimensions" && name != "rhs_batching_dimensions" &&
+        name != "lhs_contracting_dimensions" && name != "rhs_contracting_dimensions" &&
+        name != "precision_config") {
+      return nullptr;  // algorithm attributes name the operands' roles: leave them be
+    }
+  }
+  for (const char* batch : {"lhs_batching_dimensions", "rhs_batching_dimensions"}) {
+    const std::vector<int64_t>* b = Ints(*dot, batch);
+    if (b != nullptr && !b->empty()) return nullptr;
+  }
+  const std::vector<int64_t>* lc = Ints(*dot, "lhs_contracting_dimensions");
+  const std::vector<int64_t>* rc = Ints(*dot, "rhs_contracting_dimensions");
+  if (lc == nullptr || rc == nullptr) return nullptr;
+  const ir::Value* lhs = dot->operand(0);
+  const ir::Value* rhs = dot->operand(1);
+  if (!lhs->type().is_tensor() || !rhs->type().is_tensor() ||
+      lhs->type().dims().size() != lc->size() + 1 || rhs->type().dims().size() != rc->size() + 1 ||
+      product->type().element_type() != transpose.result()->type().element_type()) {
+    return nullptr;
+  }
+  const std::vector<int64_t> new_lc = *rc, new_rc = *lc;
+  ir::AttributeMap& attrs = dot->mutable_attributes();
+  attrs.Set("lhs_contracting_dimensions", ir::Attribute::Ints(new_lc));
+  attrs.Set("rhs_contracting_dimensions", ir::Attribute::Ints(new_rc));
+  if (const ir::Attribute* precision = attrs.Find("precision_config");
+      precision != nullptr && precision->kind == ir::Attribute::Kind::kList &&
+      precision->list.size() == 2) {
+    ir::Attribute swapped = *precision;
+    std::swap(swapped.list[0], swapped.list[1]);
+    attrs.Set("precision_config", swapped);
+  }
+  ir::Value* a = dot->operand(0);
+  dot->set_operand(0, dot->operand(1));
+  dot->set_operand(1, a);
+  product->set_type(transpose.result()->type());
+  // The transpose, now unused, stays valid (an identity) until DCE removes it.
+  transpose.mutable_attributes().Set("permutation", ir::Attribute::Ints({0, 1}));
+  return product;
+}
+
 class AlgebraicSimplifierPass : public Pass {
  public:
   std::string name() const override { return "algsimp"; }
@@ -163,6 +221,7 @@ class AlgebraicSimplifierPass : public Pass {
   absl::StatusOr<bool> Run(ir::Module& module) override {
     ValueMap replacements;
     bool changed = false;
+    const std::unordered_map<const ir::Value*, int64_t> uses = CountUses(module);
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
         ir::Instruction& inst = *instruction;
@@ -172,6 +231,9 @@ class AlgebraicSimplifierPass : public Pass {
         }
         const std::vector<ir::Value*> before = inst.operands();
         ir::Value* replacement = Simplify(inst);
+        if (replacement == nullptr && inst.opcode() == Opcode::kTranspose) {
+          replacement = FoldTransposeIntoDot(inst, uses);
+        }
         if (inst.operands() != before) changed = true;
         if (replacement != nullptr && replacement != inst.result()) {
           replacements[inst.result()] = replacement;

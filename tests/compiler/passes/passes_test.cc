@@ -211,6 +211,28 @@ func.func @main(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>) -> (tensor<2x3xf32>, t
   EXPECT_FALSE(ret->operand(2)->is_parameter());
 }
 
+TEST(PassesTest, AlgebraicSimplifierFoldsTransposeIntoItsOnlyDot) {
+  // transpose(x^T . y) = y^T . x, the gradient-of-weights pattern: same products, same order.
+  std::unique_ptr<ir::Module> m = RunPassChecked(R"(
+func.func @main(%x: tensor<6x4xf32>, %y: tensor<6x5xf32>) -> tensor<5x4xf32> {
+  %d = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %t = stablehlo.transpose %d, dims = [1, 0] : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %t : tensor<5x4xf32>
+})", CreateAlgebraicSimplifierPass());
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(CreateDcePass()->Run(*m).ok());
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kTranspose), 0) << m->ToString();
+  // A product read elsewhere too keeps its transpose.
+  std::unique_ptr<ir::Module> kept = RunPassChecked(R"(
+func.func @main(%x: tensor<6x4xf32>, %y: tensor<6x5xf32>) -> (tensor<5x4xf32>, tensor<4x5xf32>) {
+  %d = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %t = stablehlo.transpose %d, dims = [1, 0] : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %t, %d : tensor<5x4xf32>, tensor<4x5xf32>
+})", CreateAlgebraicSimplifierPass(), /*expect_changed=*/false);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(CountOps(*kept->entry(), ir::Opcode::kTranspose), 1);
+}
+
 TEST(PassesTest, AlgebraicSimplifierComposesBroadcasts) {
   auto m = RunPassChecked(R"(
 func.func @main(%x: tensor<3xf32>) -> tensor<2x3x4xf32> {
