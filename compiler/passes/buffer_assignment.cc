@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/passes/io_alias.h"
 
 namespace ember::passes {
 namespace {
@@ -66,7 +67,8 @@ class ArenaAllocator {
 
 }  // namespace
 
-BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan) {
+BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan,
+                               absl::Span<const IoAlias> donations) {
   BufferAssignment result;
   const int end = static_cast<int>(plan.kernels.size());
   for (size_t i = 0; i < entry.parameters().size(); ++i) {
@@ -137,6 +139,22 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
     }
   }
   result.arena_bytes = arena.top();
+  const int num_results =
+      entry.return_instruction() != nullptr
+          ? static_cast<int>(entry.return_instruction()->operands().size())
+          : 0;
+  result.result_aliases.assign(num_results, -1);
+  std::vector<bool> donated(entry.parameters().size(), false);
+  for (const IoAlias& alias : donations) {
+    if (alias.result < 0 || alias.result >= num_results || alias.parameter < 0 ||
+        static_cast<size_t>(alias.parameter) >= donated.size()) {
+      continue;
+    }
+    if (result.result_aliases[alias.result] >= 0 || donated[alias.parameter]) continue;
+    if (!WhyNotAliased(entry, plan, result, alias).empty()) continue;
+    result.result_aliases[alias.result] = alias.parameter;
+    donated[alias.parameter] = true;
+  }
   return result;
 }
 
@@ -163,6 +181,12 @@ std::string BufferAssignment::ToString(const ir::Computation& entry) const {
     absl::StrAppend(&out, " size=", s.size);
     if (s.defined_at >= 0) absl::StrAppend(&out, " live=[", s.defined_at, ",", s.last_use, "]");
     absl::StrAppend(&out, "\n");
+  }
+  for (size_t r = 0; r < result_aliases.size(); ++r) {
+    if (result_aliases[r] >= 0) {
+      absl::StrAppend(&out, "result ", r, " is written into parameter ", result_aliases[r],
+                      " when it is donated\n");
+    }
   }
   return out;
 }
