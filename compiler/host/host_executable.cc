@@ -13,6 +13,7 @@
 #include "compiler/host/thread_pool.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
+#include "compiler/passes/schedule.h"
 
 namespace ember::host {
 namespace {
@@ -52,10 +53,34 @@ const ir::Literal* ConstantLiteral(const ir::Instruction& inst) {
   return a->literal.get();
 }
 
+// The evaluator backend copies every argument in before it writes a result: any donated
+// parameter of the result's size may share the result's memory.
+std::vector<int> EvaluatorAliases(const ir::Computation& entry,
+                                  absl::Span<const passes::IoAlias> donations) {
+  const ir::Instruction* ret = entry.return_instruction();
+  const size_t results = ret != nullptr ? ret->operands().size() : 0;
+  std::vector<int> aliases(results, -1);
+  std::vector<bool> taken(entry.parameters().size(), false);
+  for (const passes::IoAlias& a : donations) {
+    if (a.result < 0 || static_cast<size_t>(a.result) >= results || a.parameter < 0 ||
+        static_cast<size_t>(a.parameter) >= taken.size() || aliases[a.result] >= 0 ||
+        taken[a.parameter]) {
+      continue;
+    }
+    const ir::ValueType& p = entry.parameter(a.parameter)->type();
+    const ir::ValueType& r = ret->operand(a.result)->type();
+    if (!p.is_tensor() || !r.is_tensor() || p.shape().ByteSize() != r.shape().ByteSize()) continue;
+    aliases[a.result] = a.parameter;
+    taken[a.parameter] = true;
+  }
+  return aliases;
+}
+
 }  // namespace
 
 struct HostExecutable::Compiled {
   passes::FusionPlan plan;
+  passes::ScheduleReport schedule;
   passes::BufferAssignment buffers;
   struct Value {
     const ir::Value* value = nullptr;
@@ -95,8 +120,10 @@ HostExecutable::HostExecutable(const ir::Computation& entry) : entry_(entry) {}
 HostExecutable::~HostExecutable() = default;
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
-    const ir::Computation& entry, HostBackend backend) {
+    const ir::Computation& entry, HostBackend backend,
+    absl::Span<const passes::IoAlias> donations) {
   std::unique_ptr<HostExecutable> exe(new HostExecutable(entry));
+  exe->result_aliases_ = EvaluatorAliases(entry, donations);
   if (backend == HostBackend::kEvaluator) return exe;
   const ir::Instruction* ret = entry.return_instruction();
   if (ret == nullptr || RegionsCaptureEntryValues(entry)) return exe;
@@ -108,7 +135,8 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
   }
   auto c = std::make_unique<Compiled>();
   c->plan = passes::PlanFusion(entry, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
-  c->buffers = passes::AssignBuffers(entry, c->plan);
+  c->schedule = passes::ScheduleForMemory(entry, c->plan, donations);
+  c->buffers = passes::AssignBuffers(entry, c->plan, donations);
   for (const auto& p : entry.parameters()) c->Id(p.get());
   for (const auto& inst : entry.instructions()) {
     if (inst->opcode() != ir::Opcode::kConstant) continue;
@@ -151,6 +179,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     if (it == c->id.end()) return exe;  // not computed by any kernel: should not happen
     c->results.push_back(it->second);
   }
+  exe->result_aliases_ = c->buffers.result_aliases;
   exe->compiled_ = std::move(c);
   return exe;
 }
@@ -172,7 +201,8 @@ std::string HostExecutable::CostReport() const {
   return out;
 }
 std::string HostExecutable::BufferAssignmentReport() const {
-  return compiled_ != nullptr ? compiled_->buffers.ToString(entry_) : std::string();
+  if (compiled_ == nullptr) return std::string();
+  return absl::StrCat(compiled_->schedule.ToString(), "\n", compiled_->buffers.ToString(entry_));
 }
 int64_t HostExecutable::kernel_count() const {
   return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
