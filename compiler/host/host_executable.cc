@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/host/fast_conv.h"
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/thread_pool.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -93,6 +94,7 @@ struct HostExecutable::Compiled {
     const passes::Kernel* kernel = nullptr;
     std::unique_ptr<fast::FusedKernel> fused;
     std::unique_ptr<fast::DotKernel> dot;
+    std::unique_ptr<fast::ConvKernel> conv;
     std::vector<int> inputs;   // value ids of kernel->inputs
     std::vector<int> results;  // value ids of the root's results
   };
@@ -161,6 +163,14 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
                kernel.root()->operand(1) == kernel.inputs[1]) {
       absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
       if (dot.ok()) k.dot = *std::move(dot);
+    } else if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+               kernel.root()->opcode() == ir::Opcode::kConvolution && kernel.inputs.size() == 2 &&
+               kernel.root()->operand(0) == kernel.inputs[0] &&
+               kernel.root()->operand(1) == kernel.inputs[1]) {
+      // What the fast convolution does not cover runs through the evaluator's op table.
+      absl::StatusOr<std::unique_ptr<fast::ConvKernel>> conv =
+          fast::ConvKernel::Create(*kernel.root());
+      if (conv.ok()) k.conv = *std::move(conv);
     }
     c->kernels.push_back(std::move(k));
   }
@@ -195,7 +205,9 @@ std::string HostExecutable::CostReport() const {
   if (compiled_ == nullptr) return std::string();
   std::string out = compiled_->plan.CostReport();
   int fast = 0;
-  for (const auto& k : compiled_->kernels) fast += (k.fused != nullptr || k.dot != nullptr);
+  for (const auto& k : compiled_->kernels) {
+    fast += (k.fused != nullptr || k.dot != nullptr || k.conv != nullptr);
+  }
   absl::StrAppend(&out, "fast kernels: ", fast, " of ", compiled_->kernels.size(),
                   " (the rest run through the evaluator's op table)\n");
   return out;
@@ -376,6 +388,10 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     }
     if (k.dot != nullptr) {
       k.dot->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
+      continue;
+    }
+    if (k.conv != nullptr) {
+      k.conv->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
       continue;
     }
     // Through the evaluator's op table, instruction by instruction.

@@ -3,7 +3,8 @@
 // launch on one device's arguments.
 //
 // Two backends: kCompiled (the default) plans kernels with the fusion plan (compiler/passes),
-// assigns buffers in one arena per run, and runs fused loop / reduction kernels and Eigen dots
+// schedules them for a low arena peak, assigns buffers in one arena per run, and runs fused loop /
+// reduction kernels, Eigen dots and im2col + GEMM convolutions
 // (fast_kernels.h); every other instruction (control flow, sort, scatter, gather, collectives,
 // custom calls, fft, types the fast kernels lack, ...) runs through the reference evaluator's op
 // table with the launch's EvalOptions. kEvaluator interprets the whole entry with the reference
