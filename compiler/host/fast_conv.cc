@@ -256,7 +256,9 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
         }
       }
     }
-    const int64_t block = std::clamp<int64_t>(65536 / kg, 16, 512);
+    // About 1 MiB of windows (f32) per block: big enough that Eigen's packing of the kernel
+    // matrix per GEMM call is amortized, small enough to stay in L2 with it.
+    const int64_t block = std::clamp<int64_t>(262144 / kg, 16, 1024);
     pool.ParallelFor((rows_ + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
       thread_local std::vector<T> col, part;
       std::vector<int64_t> o(s), q(s);
