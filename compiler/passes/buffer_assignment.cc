@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/passes/arena_packing.h"
 #include "compiler/passes/io_alias.h"
 
 namespace ember::passes {
@@ -139,6 +140,23 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
     }
   }
   result.arena_bytes = arena.top();
+  // Placing by size over the whole live ranges may leave fewer holes: keep the smaller arena.
+  // (Quadratic in the number of temporaries, so only for programs of reasonable size.)
+  std::vector<LiveInterval> intervals;
+  std::vector<const ir::Value*> owners;
+  for (const ir::Value* v : defined) {
+    const BufferSlot& slot = result.slots[v];
+    if (slot.kind != BufferSlot::Kind::kArena) continue;
+    intervals.push_back({Align(slot.size), slot.defined_at, slot.last_use, 0});
+    owners.push_back(v);
+  }
+  if (intervals.size() <= 8192) {
+    const int64_t packed = PackBySizeBestFit(intervals);
+    if (packed < result.arena_bytes) {
+      result.arena_bytes = packed;
+      for (size_t i = 0; i < owners.size(); ++i) result.slots[owners[i]].offset = intervals[i].offset;
+    }
+  }
   const int num_results =
       entry.return_instruction() != nullptr
           ? static_cast<int>(entry.return_instruction()->operands().size())

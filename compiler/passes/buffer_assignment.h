@@ -1,9 +1,11 @@
 // Buffer assignment: where each value of an entry computation lives during a run, given a fusion
 // plan (only kernel results are materialized). Temporaries share one arena per run: a value's
-// slot is reused after its last reader ran (liveness over the kernel order). Parameters stay in
-// the caller's buffers, constants in the IR (placed once), program results get buffers of their
-// own (handed to the caller), and non-array values (tokens, tuples) are kept aside. A result
-// may be written straight into a donated parameter's memory when io_alias.h finds that safe.
+// slot is reused after its last reader ran (liveness over the kernel order), placed first fit in
+// kernel order, or by decreasing size (arena_packing.h) when that packs tighter. Parameters stay
+// in the caller's buffers, constants in the IR (placed once), program results get buffers of
+// their own (handed to the caller), and non-array values (tokens, tuples) are kept aside. A
+// result may be written straight into a donated parameter's memory when io_alias.h finds that
+// safe.
 #ifndef EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 #define EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 

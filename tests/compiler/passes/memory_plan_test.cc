@@ -11,6 +11,7 @@
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/arena_packing.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/io_alias.h"
@@ -155,6 +156,57 @@ func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<1024xf32>
     calls.push_back(k.root()->attribute("call_target_name")->s);
   }
   EXPECT_EQ(calls, (std::vector<std::string>{"second", "first"}));
+}
+
+// ---------------------------------------------------------------- packing
+
+TEST(ArenaPackingTest, PlacingBySizeFillsTheHoleFirstFitLeaves) {
+  // p (4 KiB) dies at kernel 1, where s (1 KiB, read at the end) is allocated above it; first
+  // fit then finds no hole for q (5 KiB) and grows the arena to 10 KiB. Placed by size, q goes
+  // first and p shares its bytes (they are never live together): 6 KiB, the most ever live.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<1024xf32>, %z: tensor<1280xf32>) -> (tensor<f32>, tensor<256xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.exponential %x : tensor<1024xf32>
+  %s = "stablehlo.slice"(%p) {start_indices = array<i64: 0>, limit_indices = array<i64: 256>, strides = array<i64: 1>} : (tensor<1024xf32>) -> tensor<256xf32>
+  %q = stablehlo.exponential %z : tensor<1280xf32>
+  %r = stablehlo.reduce(%q init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1280xf32>, tensor<f32>) -> tensor<f32>
+  %u = stablehlo.negate %s : tensor<256xf32>
+  return %r, %u : tensor<f32>, tensor<256xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  ASSERT_EQ(plan.kernels.size(), 5u);
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_EQ(buffers.arena_bytes, 6144);
+  // No two temporaries live at one kernel share bytes.
+  std::vector<const BufferSlot*> arena;
+  for (const auto& [v, slot] : buffers.slots) {
+    if (slot.kind == BufferSlot::Kind::kArena) arena.push_back(&slot);
+  }
+  ASSERT_EQ(arena.size(), 3u);
+  for (const BufferSlot* a : arena) {
+    EXPECT_LE(a->offset + a->size, buffers.arena_bytes);
+    for (const BufferSlot* b : arena) {
+      if (a == b || a->last_use < b->defined_at || b->last_use < a->defined_at) continue;
+      EXPECT_TRUE(a->offset + a->size <= b->offset || b->offset + b->size <= a->offset);
+    }
+  }
+}
+
+TEST(ArenaPackingTest, IntervalsLiveTogetherNeverOverlap) {
+  std::vector<LiveInterval> intervals = {
+      {256, 0, 3}, {1024, 1, 1}, {512, 2, 5}, {1024, 4, 6}, {64, 0, 6}, {2048, 7, 7}};
+  const int64_t arena = PackBySizeBestFit(intervals);
+  EXPECT_EQ(arena, 2048);  // the 2 KiB buffer alone at kernel 7 bounds it
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    for (size_t j = i + 1; j < intervals.size(); ++j) {
+      const LiveInterval& a = intervals[i];
+      const LiveInterval& b = intervals[j];
+      if (a.end < b.begin || b.end < a.begin) continue;
+      EXPECT_TRUE(a.offset + a.size <= b.offset || b.offset + b.size <= a.offset) << i << " " << j;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- aliasing
