@@ -216,6 +216,9 @@ std::string HostExecutable::BufferAssignmentReport() const {
   if (compiled_ == nullptr) return std::string();
   return absl::StrCat(compiled_->schedule.ToString(), "\n", compiled_->buffers.ToString(entry_));
 }
+int64_t HostExecutable::arena_bytes() const {
+  return compiled_ != nullptr ? compiled_->buffers.arena_bytes : 0;
+}
 int64_t HostExecutable::kernel_count() const {
   return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
 }

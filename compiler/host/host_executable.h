@@ -63,6 +63,8 @@ class HostExecutable {
   // evaluator backend reads all arguments before it writes any result, so every donation of the
   // result's size is safe there.
   const std::vector<int>& result_aliases() const { return result_aliases_; }
+  // Bytes of the per-run arena of temporaries (0 for the evaluator backend).
+  int64_t arena_bytes() const;
   // Kernel count of the plan (0 for the evaluator backend).
   int64_t kernel_count() const;
 

@@ -1,7 +1,8 @@
 // Donation through the C ABI: a donated argument's memory becomes the aliased result's memory
 // (same device pointer, no new device allocation, right values), and it does not when the
 // caller keeps the argument (non_donatable_input_indices), passes the same buffer twice, or
-// holds an external reference to it.
+// holds an external reference to it. PJRT_Executable_GetCompiledMemoryStats reports the aliased
+// bytes and the arena of temporaries.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -117,8 +118,47 @@ class CapiDonationTest : public CapiTest {
     return want;
   }
 
+  // GetCompiledMemoryStats of `loaded`: (alias bytes, temp bytes, peak bytes).
+  std::vector<int64_t> CompiledStats(PJRT_LoadedExecutable* loaded) {
+    auto get = EMBER_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+    get.loaded_executable = loaded;
+    EXPECT_TRUE(IsOk(api_->PJRT_LoadedExecutable_GetExecutable(&get)));
+    auto stats = EMBER_ARGS(PJRT_Executable_GetCompiledMemoryStats_Args);
+    stats.executable = get.executable;
+    EXPECT_TRUE(IsOk(api_->PJRT_Executable_GetCompiledMemoryStats(&stats)));
+    auto destroy = EMBER_ARGS(PJRT_Executable_Destroy_Args);
+    destroy.executable = get.executable;
+    EXPECT_TRUE(IsOk(api_->PJRT_Executable_Destroy(&destroy)));
+    return {stats.alias_size_in_bytes, stats.temp_size_in_bytes, stats.peak_memory_in_bytes};
+  }
+
   std::vector<float> w_, g_;
 };
+
+TEST_F(CapiDonationTest, CompiledMemoryStatsCountAliasesAndTemporaries) {
+  constexpr int64_t kBytes = kN * 4;
+  LoadedPtr donated = Compile(SgdProgram("jax.buffer_donor = true"));
+  LoadedPtr plain = Compile(SgdProgram(""));
+  ASSERT_NE(donated, nullptr);
+  ASSERT_NE(plain, nullptr);
+  // One fused kernel, no temporaries; arguments w, g and the result, less the aliased result.
+  EXPECT_EQ(CompiledStats(donated.get()), (std::vector<int64_t>{kBytes, 0, 2 * kBytes}));
+  EXPECT_EQ(CompiledStats(plain.get()), (std::vector<int64_t>{0, 0, 3 * kBytes}));
+  // exp(w) feeds a sort (its own kernel), so it is a temporary of the arena.
+  LoadedPtr with_temp = Compile(R"(
+func.func @main(%w: tensor<4096xf32>) -> tensor<4096xf32> {
+  %0 = stablehlo.exponential %w : tensor<4096xf32>
+  %1 = "stablehlo.sort"(%0) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<4096xf32>) -> tensor<4096xf32>
+  return %1 : tensor<4096xf32>
+}
+)");
+  ASSERT_NE(with_temp, nullptr);
+  EXPECT_EQ(CompiledStats(with_temp.get()), (std::vector<int64_t>{0, kBytes, 3 * kBytes}));
+}
 
 TEST_F(CapiDonationTest, DonatedArgumentMemoryBecomesTheResult) {
   for (const std::string attr : {"jax.buffer_donor = true", "tf.aliasing_output = 0 : i32"}) {
