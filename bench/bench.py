@@ -3,7 +3,8 @@ the same process, and the table gives the median times and their ratio (Ember / 
 1.0 means Ember is faster).
 
 Programs (issue 5): reduce_sum(x + y*z) on 16M f32, softmax and layernorm on 4096x1024,
-a 1024x1024 matmul, an MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
+a 1024x1024 matmul, a ResNet-like 3x3 convolution (batch 8, 56x56, 64->64 channels, NHWC), an
+MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
 layer training step (hidden 256, 4 heads, seq 128, batch 8, Adam), and the dispatch latency of a
 trivial jitted function. Compile time is PJRT compile only (`Lowered.compile()`; the lowering is
 shared by both backends and not counted).
@@ -63,6 +64,17 @@ def prog_matmul(rng):
     a = rng.standard_normal((1024, 1024), dtype=np.float32)
     b = rng.standard_normal((1024, 1024), dtype=np.float32)
     return (lambda a, b: a @ b), (a, b), False
+
+
+def prog_conv(rng):
+    x = rng.standard_normal((8, 56, 56, 64), dtype=np.float32)
+    w = (0.05 * rng.standard_normal((3, 3, 64, 64))).astype(np.float32)
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    return conv, (x, w), False
 
 
 def _dense_init(rng, fan_in, fan_out):
@@ -159,6 +171,7 @@ PROGRAMS = [
     ("softmax 4096x1024", prog_softmax),
     ("layernorm 4096x1024", prog_layernorm),
     ("matmul 1024x1024", prog_matmul),
+    ("conv 3x3 nhwc b8 56x56 64->64", prog_conv),
     ("mlp step 784-512-512-10 b128", prog_mlp_step),
     ("bert layer step h256 s128 b8 adam", prog_bert_layer_step),
     ("dispatch (x+1 on a scalar)", prog_dispatch),

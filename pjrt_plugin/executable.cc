@@ -294,21 +294,30 @@ EMBER_PJRT_ENTRY(PJRT_Executable_GetCompiledMemoryStats) {
   args->generated_code_size_in_bytes = 0;
   args->argument_size_in_bytes = TotalBytes(program.parameter_types);
   args->output_size_in_bytes = TotalBytes(program.result_types);
-  args->alias_size_in_bytes = 0;
-  args->temp_size_in_bytes = 0;  // not known until buffer assignment exists
+  // Results the host backend writes into donated parameters, and its arena of temporaries.
+  int64_t alias = 0;
+  int64_t temp = 0;
+  if (program.host != nullptr) {
+    const std::vector<int>& aliases = program.host->result_aliases();
+    for (size_t r = 0; r < aliases.size() && r < program.result_types.size(); ++r) {
+      if (aliases[r] >= 0 && program.result_types[r].is_tensor()) {
+        alias += static_cast<int64_t>(program.result_types[r].shape().ByteSize());
+      }
+    }
+    temp = program.host->arena_bytes();
+  }
+  args->alias_size_in_bytes = alias;
+  args->temp_size_in_bytes = temp;
   args->host_generated_code_size_in_bytes = 0;
   args->host_argument_size_in_bytes = 0;
   args->host_output_size_in_bytes = 0;
   args->host_alias_size_in_bytes = 0;
   args->host_temp_size_in_bytes = 0;
-  if (EMBER_PJRT_HAS_FIELD(args, peak_memory_in_bytes)) {
-    args->peak_memory_in_bytes = args->argument_size_in_bytes + args->output_size_in_bytes;
-  }
-  if (EMBER_PJRT_HAS_FIELD(args, total_size_in_bytes)) {
-    args->total_size_in_bytes = args->argument_size_in_bytes + args->output_size_in_bytes;
-  }
+  const int64_t peak = args->argument_size_in_bytes + args->output_size_in_bytes - alias + temp;
+  if (EMBER_PJRT_HAS_FIELD(args, peak_memory_in_bytes)) args->peak_memory_in_bytes = peak;
+  if (EMBER_PJRT_HAS_FIELD(args, total_size_in_bytes)) args->total_size_in_bytes = peak;
   if (EMBER_PJRT_HAS_FIELD(args, total_allocation_bytes)) {
-    args->total_allocation_bytes = args->output_size_in_bytes;
+    args->total_allocation_bytes = args->output_size_in_bytes - alias + temp;
   }
   if (EMBER_PJRT_HAS_FIELD(args, indefinite_allocations)) args->indefinite_allocations = 0;
   if (EMBER_PJRT_HAS_FIELD(args, peak_unpadded_heap_bytes)) args->peak_unpadded_heap_bytes = 0;

@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -55,23 +56,47 @@ AsyncEventRef Buffer::ReadyEvent() const {
   return ready_;
 }
 
-absl::StatusOr<Buffer::Hold> Buffer::Acquire(const char* user) const {
+absl::StatusOr<Buffer::Hold> Buffer::Acquire(const char* user, AsyncEventRef usage) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (allocation_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat(user, ": buffer has been deleted or donated"));
   }
+  if (usage != nullptr) {
+    usage_.erase(std::remove_if(usage_.begin(), usage_.end(),
+                                [](const AsyncEventRef& e) { return e->IsReady(); }),
+                 usage_.end());
+    usage_.push_back(std::move(usage));
+  }
   return Hold{allocation_, ready_};
 }
 
+bool Buffer::HasExternalReferences() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return external_references_ > 0;
+}
+
+std::optional<std::vector<AsyncEventRef>> Buffer::DeleteForDonation(const AsyncEvent* own) {
+  std::shared_ptr<DeviceAllocation> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  dropped = std::move(allocation_);
+  if (dropped == nullptr || external_references_ > 0) return std::nullopt;
+  std::vector<AsyncEventRef> pending;
+  for (AsyncEventRef& e : usage_) {
+    if (e.get() != own && !e->IsReady()) pending.push_back(std::move(e));
+  }
+  usage_.clear();
+  return pending;
+}
+
 absl::StatusOr<AsyncEventRef> Buffer::ToHost(void* dst, absl::Span<const int64_t> dst_byte_strides) {
-  EMBER_ASSIGN_OR_RETURN(Hold hold, Acquire("ToHostBuffer"));
   const std::vector<int64_t> dense = RowMajorByteStrides(type_, dims_);
   const bool strided = !dst_byte_strides.empty() &&
                        !std::equal(dense.begin(), dense.end(), dst_byte_strides.begin(),
                                    dst_byte_strides.end());
   if (strided) EMBER_RETURN_IF_ERROR(ValidateByteStrides(type_, dims_, dst_byte_strides));
   AsyncEventRef done = AsyncEvent::Create();
+  EMBER_ASSIGN_OR_RETURN(Hold hold, Acquire("ToHostBuffer", done));
   if (size_ == 0) {
     hold.ready->AndThen([done](absl::Status status) { done->Set(std::move(status)); });
     return done;
@@ -109,10 +134,16 @@ absl::StatusOr<AsyncEventRef> Buffer::ToHost(void* dst, absl::Span<const int64_t
 }
 
 absl::StatusOr<std::unique_ptr<Buffer>> Buffer::CopyTo(Device* device, MemorySpace* memory) {
-  EMBER_ASSIGN_OR_RETURN(Hold hold, Acquire("CopyToDevice"));
-  if (memory == nullptr) memory = device->default_memory();
-  EMBER_ASSIGN_OR_RETURN(auto allocation, DeviceAllocation::Allocate(device->executor(), size_));
   AsyncEventRef ready = AsyncEvent::Create();
+  EMBER_ASSIGN_OR_RETURN(Hold hold, Acquire("CopyToDevice", ready));
+  if (memory == nullptr) memory = device->default_memory();
+  absl::StatusOr<std::shared_ptr<DeviceAllocation>> allocated =
+      DeviceAllocation::Allocate(device->executor(), size_);
+  if (!allocated.ok()) {
+    ready->Set(allocated.status());  // recorded as a use of this buffer: it must fire
+    return allocated.status();
+  }
+  std::shared_ptr<DeviceAllocation> allocation = *std::move(allocated);
   auto result = std::make_unique<Buffer>(client_, device, memory, type_, dims_, allocation, ready);
   if (size_ == 0) {
     hold.ready->AndThen([ready](absl::Status status) { ready->Set(std::move(status)); });

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -69,12 +70,22 @@ class Buffer {
   // The allocation's address; only meaningful to the caller on host-accessible memory.
   absl::StatusOr<void*> OpaqueDevicePointer() const;
 
-  // For executions: the allocation and definition event, or an error naming why not.
+  // For executions and transfers: the allocation and definition event, or an error naming why
+  // not. `usage` (optional) is set when the user is done reading the memory; it is recorded with
+  // the hold, so a launch that later takes the memory over (donation) waits for it. A user that
+  // fails after acquiring must still set it.
   struct Hold {
     std::shared_ptr<DeviceAllocation> allocation;
     AsyncEventRef ready;
   };
-  absl::StatusOr<Hold> Acquire(const char* user) const;
+  absl::StatusOr<Hold> Acquire(const char* user, AsyncEventRef usage = nullptr) const;
+
+  bool HasExternalReferences() const;
+  // Deletes the buffer for a launch that writes its result into this memory. Returns the
+  // recorded uses that launch must wait for (all but `own`, the launch's own usage event), or
+  // nullopt when the memory cannot be taken over (something outside Ember still sees it); the
+  // buffer is deleted either way.
+  std::optional<std::vector<AsyncEventRef>> DeleteForDonation(const AsyncEvent* own);
 
  private:
   std::shared_ptr<Client> client_;  // keeps devices and executors alive
@@ -88,6 +99,7 @@ class Buffer {
   std::shared_ptr<DeviceAllocation> external_hold_;  // kept while external references exist
   int external_references_ = 0;
   AsyncEventRef ready_;
+  mutable std::vector<AsyncEventRef> usage_;  // pending uses of the memory (see Acquire)
 };
 
 }  // namespace ember::runtime

@@ -55,8 +55,9 @@ absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
 }
 
 // Runs a program on one host device without copies: parameters are read where the argument
-// buffers live and results are written into the output allocations (fresh, so they never alias
-// an argument; donated arguments stay alive in `holds` until the launch is done).
+// buffers live and results are written into the output allocations: fresh memory, or the memory
+// of a donated argument where the program's result_aliases() allow it (donated arguments stay
+// alive in `holds` until the launch is done).
 absl::Status RunInPlace(const compiler::CompiledProgram& program,
                         const std::vector<Buffer::Hold>& holds,
                         const std::vector<std::shared_ptr<DeviceAllocation>>& out,
@@ -70,6 +71,24 @@ absl::Status RunInPlace(const compiler::CompiledProgram& program,
     sizes[r] = out[r]->memory().size;
   }
   return program.host->RunInPlace(args, results, sizes, options);
+}
+
+// May a result be written into argument p's memory as far as the launch itself goes? Not when
+// another argument shares it (the same buffer passed twice would be read after it is
+// overwritten) or something outside Ember sees it (external references).
+bool Unshared(absl::Span<Buffer* const> arguments, const std::vector<Buffer::Hold>& holds, int p) {
+  for (size_t j = 0; j < arguments.size(); ++j) {
+    if (static_cast<int>(j) == p) continue;
+    if (arguments[j] == arguments[p] || holds[j].allocation == holds[p].allocation) return false;
+  }
+  return !arguments[p]->HasExternalReferences();
+}
+
+// Set (OK) once `use` is, whatever its status: a failed earlier use still ended.
+AsyncEventRef Completion(const AsyncEventRef& use) {
+  AsyncEventRef done = AsyncEvent::Create();
+  use->AndThen([done](const absl::Status&) { done->Set(absl::OkStatus()); });
+  return done;
 }
 
 absl::Duration DefaultCollectiveTimeout() {
@@ -291,46 +310,113 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   for (size_t d = 0; d < devices.size(); ++d) {
     EMBER_RETURN_IF_ERROR(CheckArguments(arguments[d], devices[d], d));
   }
+  Launch launch;
+  for (size_t d = 0; d < devices.size(); ++d) launch.done.push_back(AsyncEvent::Create());
+  // Each argument records its device's done event as a use of its memory (a later launch that
+  // takes the memory over waits for this one). Should this call fail before the launch is
+  // queued, the events are set, so nobody waits on them.
+  struct SetUnlessQueued {
+    std::vector<AsyncEventRef>& done;
+    bool queued = false;
+    ~SetUnlessQueued() {
+      if (queued) return;
+      for (const AsyncEventRef& e : done) e->Set(absl::CancelledError("the launch did not start"));
+    }
+  } unless_queued{launch.done};
   std::vector<std::vector<Buffer::Hold>> holds(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
     for (Buffer* buffer : arguments[d]) {
-      EMBER_ASSIGN_OR_RETURN(Buffer::Hold hold, buffer->Acquire("Execute"));
+      EMBER_ASSIGN_OR_RETURN(Buffer::Hold hold, buffer->Acquire("Execute", launch.done[d]));
       holds[d].push_back(std::move(hold));
     }
   }
-  Launch launch;
+  // Which arguments are donated, and which results may then be written into a donated
+  // argument's memory instead of fresh memory (decided by the compiler; only programs that run
+  // as they are, not SPMD programs, whose devices run shards of another program).
+  std::vector<bool> donated(parameter_types_.size(), false);
+  for (size_t i = 0; i < donated.size(); ++i) {
+    donated[i] = i < program_->donatable.size() && program_->donatable[i] &&
+                 std::find(non_donatable.begin(), non_donatable.end(),
+                           static_cast<int64_t>(i)) == non_donatable.end();
+  }
+  std::vector<std::vector<int>> alias_of(devices.size(),
+                                         std::vector<int>(result_types_.size(), -1));
+  std::vector<std::vector<bool>> donor(devices.size(), std::vector<bool>(donated.size(), false));
+  if (spmd_ == nullptr && program_->host != nullptr) {
+    const std::vector<int>& aliases = program_->host->result_aliases();
+    for (size_t d = 0; d < devices.size(); ++d) {
+      for (size_t r = 0; r < result_types_.size() && r < aliases.size(); ++r) {
+        const int p = aliases[r];
+        if (p < 0 || static_cast<size_t>(p) >= donated.size() || !donated[p] ||
+            !Unshared(arguments[d], holds[d], p)) {
+          continue;
+        }
+        alias_of[d][r] = p;
+        donor[d][p] = true;
+      }
+    }
+  }
   std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> out_allocations(devices.size());
   std::vector<std::vector<AsyncEventRef>> out_ready(devices.size());
+  // Fresh memory first, so a failed allocation leaves every argument as it was.
+  for (size_t d = 0; d < devices.size(); ++d) {
+    out_allocations[d].resize(result_types_.size());
+    for (size_t r = 0; r < result_types_.size(); ++r) {
+      if (alias_of[d][r] >= 0) continue;
+      const ir::ValueType& type = result_types_[r];
+      EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
+      EMBER_ASSIGN_OR_RETURN(out_allocations[d][r],
+                             DeviceAllocation::Allocate(devices[d]->executor(), size));
+    }
+  }
+  // Donated inputs are deleted now; their memory lives until the launch is done, or on in the
+  // result that takes it over. That result's launch first waits for every earlier use of it.
+  std::vector<std::vector<AsyncEventRef>> donor_uses(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t i = 0; i < arguments[d].size(); ++i) {
+      if (!donated[i]) continue;
+      if (!donor[d][i]) {
+        arguments[d][i]->Delete();
+        continue;
+      }
+      std::optional<std::vector<AsyncEventRef>> uses =
+          arguments[d][i]->DeleteForDonation(launch.done[d].get());
+      if (!uses.has_value()) {
+        donor[d][i] = false;  // an external reference appeared meanwhile: fresh memory after all
+        continue;
+      }
+      for (const AsyncEventRef& use : *uses) donor_uses[d].push_back(Completion(use));
+    }
+  }
   for (size_t d = 0; d < devices.size(); ++d) {
     Device* device = devices[d];
     std::vector<std::unique_ptr<Buffer>> outputs;
-    for (const ir::ValueType& type : result_types_) {
-      EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
-      EMBER_ASSIGN_OR_RETURN(auto allocation, DeviceAllocation::Allocate(device->executor(), size));
+    for (size_t r = 0; r < result_types_.size(); ++r) {
+      const ir::ValueType& type = result_types_[r];
+      std::shared_ptr<DeviceAllocation>& allocation = out_allocations[d][r];
+      if (alias_of[d][r] >= 0) {
+        if (donor[d][alias_of[d][r]]) {
+          allocation = holds[d][alias_of[d][r]].allocation;
+        } else {
+          EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
+          EMBER_ASSIGN_OR_RETURN(allocation, DeviceAllocation::Allocate(device->executor(), size));
+        }
+      }
       AsyncEventRef ready = AsyncEvent::Create();
       outputs.push_back(std::make_unique<Buffer>(client_, device, device->default_memory(),
                                                  type.element_type(), type.dims(), allocation,
                                                  ready));
-      out_allocations[d].push_back(std::move(allocation));
       out_ready[d].push_back(std::move(ready));
     }
     launch.outputs.push_back(std::move(outputs));
-    launch.done.push_back(AsyncEvent::Create());
   }
-  // Donated inputs are deleted now; their memory lives until the launch is done.
-  for (size_t d = 0; d < devices.size(); ++d) {
-    for (size_t i = 0; i < arguments[d].size(); ++i) {
-      const bool kept = std::find(non_donatable.begin(), non_donatable.end(),
-                                  static_cast<int64_t>(i)) != non_donatable.end();
-      if (program_->donatable[i] && !kept) arguments[d][i]->Delete();
-    }
-  }
+  unless_queued.queued = true;
   std::shared_ptr<const compiler::CompiledProgram> program = program_;
   const std::vector<ir::ValueType> parameter_types = parameter_types_;
 
   if (devices.size() == 1 && spmd_ == nullptr) {
     Device* device = devices[0];
-    std::vector<AsyncEventRef> inputs_ready;
+    std::vector<AsyncEventRef> inputs_ready = donor_uses[0];
     for (const auto& hold : holds[0]) inputs_ready.push_back(hold.ready);
     auto finish = [out_ready = out_ready[0], done = launch.done[0]](const absl::Status& status) {
       for (const auto& ready : out_ready) ready->Set(status);
@@ -389,6 +475,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     DeviceWork& w = (*work)[d];
     w.device = devices[d];
     for (const auto& hold : holds[d]) inputs_ready.push_back(hold.ready);
+    inputs_ready.insert(inputs_ready.end(), donor_uses[d].begin(), donor_uses[d].end());
     w.holds = std::move(holds[d]);
     w.out = std::move(out_allocations[d]);
     w.out_ready = std::move(out_ready[d]);

@@ -50,6 +50,38 @@ bool IsDonor(const ir::AttributeMap& attrs) {
   return attrs.Find("tf.aliasing_output") != nullptr;
 }
 
+// The donation candidates of `entry` (see CompiledProgram::donations). Explicit aliases first,
+// then buffer donors matched to results of the same type, in parameter order.
+std::vector<passes::IoAlias> DonationCandidates(const ir::Computation& entry) {
+  const auto& attrs = entry.arg_attributes();
+  const std::vector<ir::ValueType> results = entry.result_types();
+  std::vector<bool> taken(results.size(), false);
+  std::vector<passes::IoAlias> out;
+  for (size_t i = 0; i < entry.parameters().size() && i < attrs.size(); ++i) {
+    const ir::Attribute* a = attrs[i].Find("tf.aliasing_output");
+    if (a == nullptr || a->kind != ir::Attribute::Kind::kInt || a->i < 0 ||
+        static_cast<size_t>(a->i) >= results.size() || taken[a->i]) {
+      continue;
+    }
+    taken[a->i] = true;
+    out.push_back({static_cast<int>(i), static_cast<int>(a->i)});
+  }
+  for (size_t i = 0; i < entry.parameters().size() && i < attrs.size(); ++i) {
+    if (!IsDonor(attrs[i]) || attrs[i].Find("tf.aliasing_output") != nullptr) continue;
+    const ir::ValueType& type = entry.parameter(i)->type();
+    for (size_t r = 0; r < results.size(); ++r) {
+      if (taken[r] || !type.is_tensor() || !results[r].is_tensor() ||
+          !(type.shape() == results[r].shape())) {
+        continue;
+      }
+      taken[r] = true;
+      out.push_back({static_cast<int>(i), static_cast<int>(r)});
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
@@ -183,6 +215,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   for (size_t i = 0; i < program->parameter_types.size(); ++i) {
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
+  program->donations = DonationCandidates(*program->entry);
   program->fingerprint = Fingerprint(source, options);
 
   // The signature and donation plan above are the program as JAX sent it; the passes keep the
@@ -206,7 +239,8 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     }
     EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
   }
-  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend));
+  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend,
+                                                                     program->donations));
   program->run_inline = program->host->backend() == host::HostBackend::kCompiled &&
                         IsCheapLaunch(*program->entry);
   if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {

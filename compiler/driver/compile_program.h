@@ -26,6 +26,10 @@ struct CompiledProgram {
   std::vector<ir::ValueType> result_types;
   // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
   std::vector<bool> donatable;
+  // Donated parameters and the results that may take their memory: tf.aliasing_output names
+  // the result; a jax.buffer_donor takes the first free result of its type. The host executable
+  // keeps the safe ones (HostExecutable::result_aliases).
+  std::vector<passes::IoAlias> donations;
   // A stable hash of the program and the options that change its meaning.
   std::string fingerprint;
   // What host devices run per launch.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/host/fast_gemm.h"
 #include "compiler/host/fast_kernels.h"
 
 #define EMBER_GEMM_NS gemm_base
@@ -102,6 +103,21 @@ void RunTyped(const DotKernel&, const T* lhs, const T* rhs, T* out, int64_t batc
 }
 
 }  // namespace
+
+void Gemm(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+  if (UseAvx2()) {
+    gemm_avx2::GemmRows(a, b, c, m, k, n, 0, m, true, true);
+  } else {
+    gemm_base::GemmRows(a, b, c, m, k, n, 0, m, true, true);
+  }
+}
+void Gemm(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n) {
+  if (UseAvx2()) {
+    gemm_avx2::GemmRows(a, b, c, m, k, n, 0, m, true, true);
+  } else {
+    gemm_base::GemmRows(a, b, c, m, k, n, 0, m, true, true);
+  }
+}
 
 bool DotSupported(const ir::Instruction& inst) {
   if (inst.opcode() != ir::Opcode::kDotGeneral || inst.operands().size() != 2 ||

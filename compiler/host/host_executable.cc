@@ -9,11 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/host/fast_conv.h"
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/thread_pool.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/row_groups.h"
 #include "compiler/passes/fusion_plan.h"
+#include "compiler/passes/schedule.h"
 
 namespace ember::host {
 namespace {
@@ -53,6 +55,29 @@ const ir::Literal* ConstantLiteral(const ir::Instruction& inst) {
   return a->literal.get();
 }
 
+// The evaluator backend copies every argument in before it writes a result: any donated
+// parameter of the result's size may share the result's memory.
+std::vector<int> EvaluatorAliases(const ir::Computation& entry,
+                                  absl::Span<const passes::IoAlias> donations) {
+  const ir::Instruction* ret = entry.return_instruction();
+  const size_t results = ret != nullptr ? ret->operands().size() : 0;
+  std::vector<int> aliases(results, -1);
+  std::vector<bool> taken(entry.parameters().size(), false);
+  for (const passes::IoAlias& a : donations) {
+    if (a.result < 0 || static_cast<size_t>(a.result) >= results || a.parameter < 0 ||
+        static_cast<size_t>(a.parameter) >= taken.size() || aliases[a.result] >= 0 ||
+        taken[a.parameter]) {
+      continue;
+    }
+    const ir::ValueType& p = entry.parameter(a.parameter)->type();
+    const ir::ValueType& r = ret->operand(a.result)->type();
+    if (!p.is_tensor() || !r.is_tensor() || p.shape().ByteSize() != r.shape().ByteSize()) continue;
+    aliases[a.result] = a.parameter;
+    taken[a.parameter] = true;
+  }
+  return aliases;
+}
+
 }  // namespace
 
 // Row groups (passes::RowGroup): at least this many rows, run in tiles of about this many bytes
@@ -62,6 +87,7 @@ constexpr int64_t kGroupTileBytes = 128 * 1024;
 
 struct HostExecutable::Compiled {
   passes::FusionPlan plan;
+  passes::ScheduleReport schedule;
   passes::BufferAssignment buffers;
   struct Value {
     const ir::Value* value = nullptr;
@@ -74,6 +100,7 @@ struct HostExecutable::Compiled {
     const passes::Kernel* kernel = nullptr;
     std::unique_ptr<fast::FusedKernel> fused;
     std::unique_ptr<fast::DotKernel> dot;
+    std::unique_ptr<fast::ConvKernel> conv;
     std::vector<int> inputs;   // value ids of kernel->inputs
     std::vector<int> results;  // value ids of the root's results
   };
@@ -101,8 +128,10 @@ HostExecutable::HostExecutable(const ir::Computation& entry) : entry_(entry) {}
 HostExecutable::~HostExecutable() = default;
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
-    const ir::Computation& entry, HostBackend backend) {
+    const ir::Computation& entry, HostBackend backend,
+    absl::Span<const passes::IoAlias> donations) {
   std::unique_ptr<HostExecutable> exe(new HostExecutable(entry));
+  exe->result_aliases_ = EvaluatorAliases(entry, donations);
   if (backend == HostBackend::kEvaluator) return exe;
   const ir::Instruction* ret = entry.return_instruction();
   if (ret == nullptr || RegionsCaptureEntryValues(entry)) return exe;
@@ -114,8 +143,10 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
   }
   auto c = std::make_unique<Compiled>();
   c->plan = passes::PlanFusion(entry, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
-  // The fused kernels first: row groups take only kernels that run a range of rows on their own,
-  // and buffer assignment keeps a group's values live across the whole group.
+  c->schedule = passes::ScheduleForMemory(entry, c->plan, donations);
+  // The fused kernels next (on the scheduled order): row groups take only kernels that run a
+  // range of rows on their own, and buffer assignment keeps a group's values live across the
+  // whole group.
   std::vector<std::unique_ptr<fast::FusedKernel>> fused(c->plan.kernels.size());
   std::vector<bool> by_rows(c->plan.kernels.size(), false);
   for (size_t k = 0; k < c->plan.kernels.size(); ++k) {
@@ -129,7 +160,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     by_rows[k] = fused[k]->RunsByRows();
   }
   passes::PlanRowGroups(c->plan, by_rows, kMinGroupRows);
-  c->buffers = passes::AssignBuffers(entry, c->plan);
+  c->buffers = passes::AssignBuffers(entry, c->plan, donations);
   for (const auto& p : entry.parameters()) c->Id(p.get());
   for (const auto& inst : entry.instructions()) {
     if (inst->opcode() != ir::Opcode::kConstant) continue;
@@ -154,6 +185,14 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
                kernel.root()->operand(1) == kernel.inputs[1]) {
       absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
       if (dot.ok()) k.dot = *std::move(dot);
+    } else if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+               kernel.root()->opcode() == ir::Opcode::kConvolution && kernel.inputs.size() == 2 &&
+               kernel.root()->operand(0) == kernel.inputs[0] &&
+               kernel.root()->operand(1) == kernel.inputs[1]) {
+      // What the fast convolution does not cover runs through the evaluator's op table.
+      absl::StatusOr<std::unique_ptr<fast::ConvKernel>> conv =
+          fast::ConvKernel::Create(*kernel.root());
+      if (conv.ok()) k.conv = *std::move(conv);
     }
     c->kernels.push_back(std::move(k));
   }
@@ -172,6 +211,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     if (it == c->id.end()) return exe;  // not computed by any kernel: should not happen
     c->results.push_back(it->second);
   }
+  exe->result_aliases_ = c->buffers.result_aliases;
   exe->compiled_ = std::move(c);
   return exe;
 }
@@ -187,13 +227,19 @@ std::string HostExecutable::CostReport() const {
   if (compiled_ == nullptr) return std::string();
   std::string out = compiled_->plan.CostReport();
   int fast = 0;
-  for (const auto& k : compiled_->kernels) fast += (k.fused != nullptr || k.dot != nullptr);
+  for (const auto& k : compiled_->kernels) {
+    fast += (k.fused != nullptr || k.dot != nullptr || k.conv != nullptr);
+  }
   absl::StrAppend(&out, "fast kernels: ", fast, " of ", compiled_->kernels.size(),
                   " (the rest run through the evaluator's op table)\n");
   return out;
 }
 std::string HostExecutable::BufferAssignmentReport() const {
-  return compiled_ != nullptr ? compiled_->buffers.ToString(entry_) : std::string();
+  if (compiled_ == nullptr) return std::string();
+  return absl::StrCat(compiled_->schedule.ToString(), "\n", compiled_->buffers.ToString(entry_));
+}
+int64_t HostExecutable::arena_bytes() const {
+  return compiled_ != nullptr ? compiled_->buffers.arena_bytes : 0;
 }
 int64_t HostExecutable::kernel_count() const {
   return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
@@ -391,6 +437,10 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     }
     if (k.dot != nullptr) {
       k.dot->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
+      continue;
+    }
+    if (k.conv != nullptr) {
+      k.conv->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
       continue;
     }
     // Through the evaluator's op table, instruction by instruction.

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/passes/arena_packing.h"
+#include "compiler/passes/io_alias.h"
 
 namespace ember::passes {
 namespace {
@@ -66,7 +68,8 @@ class ArenaAllocator {
 
 }  // namespace
 
-BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan) {
+BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan,
+                               absl::Span<const IoAlias> donations) {
   BufferAssignment result;
   const int end = static_cast<int>(plan.kernels.size());
   for (size_t i = 0; i < entry.parameters().size(); ++i) {
@@ -151,6 +154,39 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
     }
   }
   result.arena_bytes = arena.top();
+  // Placing by size over the whole live ranges may leave fewer holes: keep the smaller arena.
+  // (Quadratic in the number of temporaries, so only for programs of reasonable size.)
+  std::vector<LiveInterval> intervals;
+  std::vector<const ir::Value*> owners;
+  for (const ir::Value* v : defined) {
+    const BufferSlot& slot = result.slots[v];
+    if (slot.kind != BufferSlot::Kind::kArena) continue;
+    intervals.push_back({Align(slot.size), slot.defined_at, slot.last_use, 0});
+    owners.push_back(v);
+  }
+  if (intervals.size() <= 8192) {
+    const int64_t packed = PackBySizeBestFit(intervals);
+    if (packed < result.arena_bytes) {
+      result.arena_bytes = packed;
+      for (size_t i = 0; i < owners.size(); ++i) result.slots[owners[i]].offset = intervals[i].offset;
+    }
+  }
+  const int num_results =
+      entry.return_instruction() != nullptr
+          ? static_cast<int>(entry.return_instruction()->operands().size())
+          : 0;
+  result.result_aliases.assign(num_results, -1);
+  std::vector<bool> donated(entry.parameters().size(), false);
+  for (const IoAlias& alias : donations) {
+    if (alias.result < 0 || alias.result >= num_results || alias.parameter < 0 ||
+        static_cast<size_t>(alias.parameter) >= donated.size()) {
+      continue;
+    }
+    if (result.result_aliases[alias.result] >= 0 || donated[alias.parameter]) continue;
+    if (!WhyNotAliased(entry, plan, result, alias).empty()) continue;
+    result.result_aliases[alias.result] = alias.parameter;
+    donated[alias.parameter] = true;
+  }
   return result;
 }
 
@@ -177,6 +213,12 @@ std::string BufferAssignment::ToString(const ir::Computation& entry) const {
     absl::StrAppend(&out, " size=", s.size);
     if (s.defined_at >= 0) absl::StrAppend(&out, " live=[", s.defined_at, ",", s.last_use, "]");
     absl::StrAppend(&out, "\n");
+  }
+  for (size_t r = 0; r < result_aliases.size(); ++r) {
+    if (result_aliases[r] >= 0) {
+      absl::StrAppend(&out, "result ", r, " is written into parameter ", result_aliases[r],
+                      " when it is donated\n");
+    }
   }
   return out;
 }

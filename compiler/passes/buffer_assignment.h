@@ -1,13 +1,19 @@
 // Buffer assignment: where each value of an entry computation lives during a run, given a fusion
 // plan (only kernel results are materialized). Temporaries share one arena per run: a value's
-// slot is reused after its last reader ran (liveness over the kernel order). Parameters stay in
-// the caller's buffers, constants in the IR (placed once), program results get buffers of their
-// own (handed to the caller), and non-array values (tokens, tuples) are kept aside.
+// slot is reused after its last reader ran (liveness over the kernel order), placed first fit in
+// kernel order, or by decreasing size (arena_packing.h) when that packs tighter. Parameters stay
+// in the caller's buffers, constants in the IR (placed once), program results get buffers of
+// their own (handed to the caller), and non-array values (tokens, tuples) are kept aside. A
+// result may be written straight into a donated parameter's memory when io_alias.h finds that
+// safe.
 #ifndef EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 #define EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 
 #include <string>
 #include <unordered_map>
+#include <vector>
+
+#include "absl/types/span.h"
 
 #include "compiler/passes/fusion_plan.h"
 
@@ -23,17 +29,30 @@ struct BufferSlot {
   int last_use = -1;    // kernel index (the end for results)
 };
 
+// A donated parameter whose memory result `result` may take (tf.aliasing_output, or a
+// jax.buffer_donor matched to a result of its type).
+struct IoAlias {
+  int parameter = -1;
+  int result = -1;
+};
+
 struct BufferAssignment {
   static constexpr int64_t kAlignment = 64;
   std::unordered_map<const ir::Value*, BufferSlot> slots;
   int64_t arena_bytes = 0;       // peak with reuse
   int64_t arena_bytes_no_reuse = 0;
+  // Per entry result: the parameter whose memory the result is written into when the caller
+  // donates it (the kernel writing the result then writes there), or -1.
+  std::vector<int> result_aliases;
 
   // One line per value: kind, offset, size, live range; the totals.
   std::string ToString(const ir::Computation& entry) const;
 };
 
-BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan);
+// `donations` are candidates; the result keeps those that are safe in the plan's kernel order
+// (first come first served: a parameter and a result alias at most once).
+BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& plan,
+                               absl::Span<const IoAlias> donations = {});
 
 }  // namespace ember::passes
 

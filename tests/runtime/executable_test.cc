@@ -115,6 +115,75 @@ TEST(ExecutableTest, ReplicasAllReduceAndKnowTheirIds) {
   }
 }
 
+// Donation on every replica: x is donated; x * 2 + replica_id may take its memory once the
+// all_reduce (which reads x) has run, which the compiler's schedule arranges.
+constexpr char kDonatedReplicas[] = R"(
+module @donated_replicas {
+  func.func @main(%x: tensor<64xf32> {jax.buffer_donor = true}) -> (tensor<64xf32>, tensor<64xf32>) {
+    %two = stablehlo.constant dense<2.0> : tensor<64xf32>
+    %scaled = stablehlo.multiply %x, %two : tensor<64xf32>
+    %id = stablehlo.replica_id : tensor<ui32>
+    %f = stablehlo.convert %id : (tensor<ui32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %r = stablehlo.add %scaled, %b : tensor<64xf32>
+    %sum = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %c: tensor<f32>):
+        %s = stablehlo.add %a, %c : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<64xf32>) -> tensor<64xf32>
+    return %r, %sum : tensor<64xf32>, tensor<64xf32>
+  }
+})";
+
+TEST(ExecutableTest, DonatedArgumentsBecomeResultsOnEveryReplica) {
+  auto client = MakeClient(2);
+  auto executable = Build(client, kDonatedReplicas, 2, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  ASSERT_EQ((*executable)->program().host->result_aliases(), (std::vector<int>{0, -1}));
+  std::vector<std::vector<float>> in(2);
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(2);
+  std::vector<void*> memory(2);
+  for (int d = 0; d < 2; ++d) {
+    in[d] = Random(64, 10 + d);
+    owned.push_back(Upload(*client, client->devices()[d], in[d], {64}));
+    args[d].push_back(owned.back().get());
+    auto pointer = owned.back()->OpaqueDevicePointer();
+    ASSERT_TRUE(pointer.ok()) << pointer.status();
+    memory[d] = *pointer;
+  }
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < 2; ++d) {
+    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
+    EXPECT_TRUE(owned[d]->IsDeleted());
+    auto pointer = launch->outputs[d][0]->OpaqueDevicePointer();
+    ASSERT_TRUE(pointer.ok()) << pointer.status();
+    EXPECT_EQ(*pointer, memory[d]) << "device " << d;
+    const std::vector<float> scaled = Download(*launch->outputs[d][0]);
+    const std::vector<float> sum = Download(*launch->outputs[d][1]);
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_FLOAT_EQ(scaled[i], in[d][i] * 2 + static_cast<float>(d));
+      EXPECT_FLOAT_EQ(sum[i], in[0][i] + in[1][i]);
+    }
+  }
+  // Kept (non-donatable) on this call: fresh memory, the argument stays.
+  std::vector<std::unique_ptr<Buffer>> kept;
+  for (int d = 0; d < 2; ++d) {
+    kept.push_back(Upload(*client, client->devices()[d], in[d], {64}));
+    args[d] = {kept.back().get()};
+  }
+  const int64_t keep[] = {0};
+  auto again = (*executable)->Execute(args, keep, nullptr);
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (int d = 0; d < 2; ++d) {
+    ASSERT_TRUE(again->done[d]->Await().ok());
+    EXPECT_FALSE(kept[d]->IsDeleted());
+    EXPECT_NE(*again->outputs[d][0]->OpaqueDevicePointer(), *kept[d]->OpaqueDevicePointer());
+    EXPECT_EQ(Download(*kept[d]), in[d]);
+  }
+}
+
 // collective_reduce (StableHLO 1.19): the root of each group gets the reduction, the others
 // zeros; with has_dynamic_root the root's rank in the group is the last operand.
 constexpr char kCollectiveReduce[] = R"(

@@ -1,0 +1,29 @@
+// When a result may be written straight into a donated parameter's memory. The caller hands the
+// parameter's buffer over as the result's buffer, so the kernel that writes the result writes
+// over the parameter. That is safe when nothing reads the parameter afterwards: every kernel
+// reading it runs before the writer, except the writer itself when it is a loop kernel that
+// reads the parameter only at the element it is writing (a chain of elementwise ops of the
+// parameter's shape; loop kernels compute each output element from those reads before storing
+// it). The result must be written by a kernel (not a parameter or constant returned as is), the
+// parameter must not be returned, and both must take the same number of bytes.
+#ifndef EMBER_COMPILER_PASSES_IO_ALIAS_H_
+#define EMBER_COMPILER_PASSES_IO_ALIAS_H_
+
+#include <string>
+
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
+
+namespace ember::passes {
+
+// Empty when `alias` is safe with `buffers` (slots and live ranges over the plan's kernel
+// order); otherwise why not, for reports and tests.
+std::string WhyNotAliased(const ir::Computation& entry, const FusionPlan& plan,
+                          const BufferAssignment& buffers, const IoAlias& alias);
+
+// Does `kernel` read `parameter` only at the index of the element it writes?
+bool ReadsOnlySameElement(const Kernel& kernel, const ir::Value* parameter);
+
+}  // namespace ember::passes
+
+#endif  // EMBER_COMPILER_PASSES_IO_ALIAS_H_

@@ -1,0 +1,329 @@
+// Kernel scheduling for a low arena peak (schedule.h) and input/output aliasing of donated
+// parameters in buffer assignment (io_alias.h), on hand-written programs whose peaks and
+// aliasing decisions can be worked out by hand.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "compiler/frontend/import/import.h"
+#include "compiler/frontend/text/mlir_text_parser.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/arena_packing.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
+#include "compiler/passes/io_alias.h"
+#include "compiler/passes/schedule.h"
+
+namespace ember::passes {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto tree = frontend::ParseMlirText(text, "test.mlir");
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  if (!tree.ok()) return nullptr;
+  auto module = frontend::ImportModule(**tree);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return nullptr;
+  EXPECT_TRUE(ir::Verify(**module).ok());
+  return *std::move(module);
+}
+
+bool Never(const ir::Instruction&) { return false; }
+bool Elementwise(const ir::Instruction& inst) {
+  switch (inst.opcode()) {
+    case ir::Opcode::kAdd:
+    case ir::Opcode::kSubtract:
+    case ir::Opcode::kMultiply:
+    case ir::Opcode::kExponential:
+    case ir::Opcode::kNegate:
+    case ir::Opcode::kBroadcastInDim:
+    case ir::Opcode::kTranspose:
+      return true;
+    default:
+      return false;
+  }
+}
+bool IsReduce(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kReduce; }
+bool IsDot(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kDotGeneral; }
+
+// Every instruction its own kernel: the order of the program is the order of the kernels.
+FusionPlan Unfused(const ir::Module& m) { return PlanFusion(*m.entry(), Never, Never, Never); }
+FusionPlan Fused(const ir::Module& m) {
+  return PlanFusion(*m.entry(), Elementwise, IsReduce, IsDot);
+}
+
+std::vector<ir::Opcode> Roots(const FusionPlan& plan) {
+  std::vector<ir::Opcode> out;
+  for (const Kernel& k : plan.kernels) out.push_back(k.root()->opcode());
+  return out;
+}
+
+// Two chains of 4 KiB temporaries that end in small results, interleaved by the program.
+constexpr char kTwoChains[] = R"(
+func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<f32>, tensor<f32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %a1 = stablehlo.exponential %x : tensor<1024xf32>
+  %b1 = stablehlo.exponential %y : tensor<1024xf32>
+  %a2 = stablehlo.negate %a1 : tensor<1024xf32>
+  %b2 = stablehlo.negate %b1 : tensor<1024xf32>
+  %a3 = stablehlo.reduce(%a2 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
+  %b3 = stablehlo.reduce(%b2 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
+  return %a3, %b3 : tensor<f32>, tensor<f32>
+})";
+
+TEST(ScheduleTest, FinishingOneChainBeforeTheOtherLowersThePeak) {
+  std::unique_ptr<ir::Module> m = Parse(kTwoChains);
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  ASSERT_EQ(plan.kernels.size(), 6u);
+  // Program order: a1, b1 and a2 are live together (3 x 4 KiB).
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan).arena_bytes, 3 * 4096);
+
+  const std::vector<int> list = ListSchedule(*m->entry(), plan);
+  EXPECT_TRUE(IsValidSchedule(plan, list));
+  EXPECT_EQ(list, (std::vector<int>{0, 2, 4, 1, 3, 5}));  // a1 a2 a3 b1 b2 b3
+  const std::vector<int> dfs = DfsSchedule(*m->entry(), plan);
+  EXPECT_TRUE(IsValidSchedule(plan, dfs));
+
+  const ScheduleReport report = ScheduleForMemory(*m->entry(), plan);
+  EXPECT_EQ(report.program_order_peak, 3 * 4096);
+  EXPECT_EQ(report.peak, 2 * 4096);
+  EXPECT_NE(report.chosen, "program");
+  EXPECT_TRUE(absl::StrContains(report.ToString(), "arena peak 8192")) << report.ToString();
+  // The plan itself is reordered, kernel_of follows, and buffer assignment sees the new order.
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan).arena_bytes, 2 * 4096);
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    for (const ir::Instruction* inst : plan.kernels[k].instructions) {
+      EXPECT_EQ(plan.kernel_of.at(inst), static_cast<int>(k));
+    }
+  }
+  const std::vector<int> identity = {0, 1, 2, 3, 4, 5};
+  EXPECT_TRUE(IsValidSchedule(plan, identity));
+}
+
+TEST(ScheduleTest, ProgramOrderStaysWhenNothingIsGained) {
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %0 = stablehlo.exponential %x : tensor<256xf32>
+  %1 = stablehlo.negate %0 : tensor<256xf32>
+  %2 = stablehlo.exponential %1 : tensor<256xf32>
+  return %2 : tensor<256xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  const std::vector<ir::Opcode> before = Roots(plan);
+  const ScheduleReport report = ScheduleForMemory(*m->entry(), plan);
+  EXPECT_EQ(report.chosen, "program");
+  EXPECT_EQ(report.peak, report.program_order_peak);
+  EXPECT_EQ(Roots(plan), before);
+}
+
+TEST(ScheduleTest, InvalidOrdersAreRecognized) {
+  std::unique_ptr<ir::Module> m = Parse(kTwoChains);
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  EXPECT_FALSE(IsValidSchedule(plan, std::vector<int>{2, 0, 4, 1, 3, 5}));  // a2 before a1
+  EXPECT_FALSE(IsValidSchedule(plan, std::vector<int>{0, 0, 2, 3, 4, 5}));  // a repeat
+  EXPECT_FALSE(IsValidSchedule(plan, std::vector<int>{0, 1, 2}));           // too short
+  EXPECT_FALSE(IsValidSchedule(plan, std::vector<int>{0, 1, 2, 3, 4, 9}));  // out of range
+}
+
+TEST(ScheduleTest, SideEffectsKeepTheirProgramOrder) {
+  // Two chains, each ending in a side-effecting custom call; the second chain's call comes first
+  // in the program. Scheduling may move the pure kernels but never swaps the calls.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %a1 = stablehlo.exponential %x : tensor<1024xf32>
+  %b1 = stablehlo.exponential %y : tensor<1024xf32>
+  %b2 = stablehlo.negate %b1 : tensor<1024xf32>
+  %b3 = stablehlo.custom_call @second(%b2) {has_side_effect = true} : (tensor<1024xf32>) -> tensor<1024xf32>
+  %a2 = stablehlo.negate %a1 : tensor<1024xf32>
+  %a3 = stablehlo.custom_call @first(%a2) {has_side_effect = true} : (tensor<1024xf32>) -> tensor<1024xf32>
+  return %a3, %b3 : tensor<1024xf32>, tensor<1024xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  ASSERT_EQ(plan.kernels.size(), 6u);
+  const std::vector<std::vector<int>> deps = KernelDependencies(plan);
+  EXPECT_EQ(deps[5], (std::vector<int>{3, 4}));  // @first waits for @second
+  ScheduleForMemory(*m->entry(), plan);
+  std::vector<std::string> calls;
+  for (const Kernel& k : plan.kernels) {
+    if (k.root()->opcode() != ir::Opcode::kCustomCall) continue;
+    calls.push_back(k.root()->attribute("call_target_name")->s);
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"second", "first"}));
+}
+
+// ---------------------------------------------------------------- packing
+
+TEST(ArenaPackingTest, PlacingBySizeFillsTheHoleFirstFitLeaves) {
+  // p (4 KiB) dies at kernel 1, where s (1 KiB, read at the end) is allocated above it; first
+  // fit then finds no hole for q (5 KiB) and grows the arena to 10 KiB. Placed by size, q goes
+  // first and p shares its bytes (they are never live together): 6 KiB, the most ever live.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<1024xf32>, %z: tensor<1280xf32>) -> (tensor<f32>, tensor<256xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.exponential %x : tensor<1024xf32>
+  %s = "stablehlo.slice"(%p) {start_indices = array<i64: 0>, limit_indices = array<i64: 256>, strides = array<i64: 1>} : (tensor<1024xf32>) -> tensor<256xf32>
+  %q = stablehlo.exponential %z : tensor<1280xf32>
+  %r = stablehlo.reduce(%q init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1280xf32>, tensor<f32>) -> tensor<f32>
+  %u = stablehlo.negate %s : tensor<256xf32>
+  return %r, %u : tensor<f32>, tensor<256xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  ASSERT_EQ(plan.kernels.size(), 5u);
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_EQ(buffers.arena_bytes, 6144);
+  // No two temporaries live at one kernel share bytes.
+  std::vector<const BufferSlot*> arena;
+  for (const auto& [v, slot] : buffers.slots) {
+    if (slot.kind == BufferSlot::Kind::kArena) arena.push_back(&slot);
+  }
+  ASSERT_EQ(arena.size(), 3u);
+  for (const BufferSlot* a : arena) {
+    EXPECT_LE(a->offset + a->size, buffers.arena_bytes);
+    for (const BufferSlot* b : arena) {
+      if (a == b || a->last_use < b->defined_at || b->last_use < a->defined_at) continue;
+      EXPECT_TRUE(a->offset + a->size <= b->offset || b->offset + b->size <= a->offset);
+    }
+  }
+}
+
+TEST(ArenaPackingTest, IntervalsLiveTogetherNeverOverlap) {
+  std::vector<LiveInterval> intervals = {
+      {256, 0, 3}, {1024, 1, 1}, {512, 2, 5}, {1024, 4, 6}, {64, 0, 6}, {2048, 7, 7}};
+  const int64_t arena = PackBySizeBestFit(intervals);
+  EXPECT_EQ(arena, 2048);  // the 2 KiB buffer alone at kernel 7 bounds it
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    for (size_t j = i + 1; j < intervals.size(); ++j) {
+      const LiveInterval& a = intervals[i];
+      const LiveInterval& b = intervals[j];
+      if (a.end < b.begin || b.end < a.begin) continue;
+      EXPECT_TRUE(a.offset + a.size <= b.offset || b.offset + b.size <= a.offset) << i << " " << j;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- aliasing
+
+constexpr char kSgd[] = R"(
+func.func @main(%w: tensor<64x32xf32>, %g: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %lr = stablehlo.constant dense<0.5> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %lr, dims = [] : (tensor<f32>) -> tensor<64x32xf32>
+  %0 = stablehlo.multiply %b, %g : tensor<64x32xf32>
+  %1 = stablehlo.subtract %w, %0 : tensor<64x32xf32>
+  return %1 : tensor<64x32xf32>
+})";
+
+TEST(IoAliasTest, ElementwiseUpdateWritesIntoTheDonatedParameter) {
+  std::unique_ptr<ir::Module> m = Parse(kSgd);
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u) << plan.CostReport();
+  const IoAlias donation{0, 0};
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{0}));
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()),
+                                "result 0 is written into parameter 0"));
+  // Without donations, or donating the other parameter (also read at the same element), or
+  // with an index out of range.
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan).result_aliases, (std::vector<int>{-1}));
+  const IoAlias other{1, 0};
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan, {&other, 1}).result_aliases, (std::vector<int>{1}));
+  const IoAlias bad[] = {{2, 0}, {0, 1}, {-1, 0}};
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan, bad).result_aliases, (std::vector<int>{-1}));
+}
+
+TEST(IoAliasTest, AParameterReadByALaterKernelIsNotOverwritten) {
+  // Program order: w * 2 is written (kernel 0) before sum(w) reads w (kernel 1).
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%w: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<f32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.add %w, %w : tensor<1024xf32>
+  %1 = stablehlo.reduce(%w init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<1024xf32>, tensor<f32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  const IoAlias donation{0, 0};
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donation),
+                                "kernel 1 reads the parameter after kernel 0"));
+  // Scheduling with the donation in mind runs the reduction first; then the alias is safe.
+  const ScheduleReport report = ScheduleForMemory(*m->entry(), plan, {&donation, 1});
+  EXPECT_TRUE(absl::StrContains(report.chosen, "alias")) << report.ToString();
+  EXPECT_EQ(plan.kernels[0].root()->opcode(), ir::Opcode::kReduce);
+  buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{0, -1}));
+}
+
+TEST(IoAliasTest, AReaderThatNeedsTheResultKeepsTheAliasOff) {
+  // exp(w) is result 0; the dot reads both exp(w) and w, so it runs after exp(w) in every order.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%w: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %0 = stablehlo.exponential %w : tensor<16x16xf32>
+  %1 = stablehlo.dot_general %0, %w, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0, %1 : tensor<16x16xf32>, tensor<16x16xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  const IoAlias donation{0, 0};
+  ScheduleForMemory(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan, {&donation, 1}).result_aliases,
+            (std::vector<int>{-1, -1}));
+  // Nor can the dot write over w: it reads all of w while it writes.
+  const IoAlias last{0, 1};
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&last, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, last),
+                                "reads the parameter at other elements"));
+}
+
+TEST(IoAliasTest, AWriterReadingOtherElementsIsNotAliased) {
+  // transpose(w) + w: the writer reads w[j, i] while it writes element (i, j).
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%w: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %0 = stablehlo.transpose %w, dims = [1, 0] : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %1 = stablehlo.add %0, %w : tensor<32x32xf32>
+  return %1 : tensor<32x32xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_FALSE(ReadsOnlySameElement(plan.kernels[0], m->entry()->parameter(0)));
+  const IoAlias donation{0, 0};
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donation),
+                                "other elements"));
+}
+
+TEST(IoAliasTest, ReturnedParametersAndOtherSizesAreNotAliased) {
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%w: tensor<8xf32>, %v: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf64>) {
+  %0 = stablehlo.negate %w : tensor<8xf32>
+  %1 = stablehlo.convert %v : (tensor<4xf32>) -> tensor<4xf64>
+  return %0, %w, %1 : tensor<8xf32>, tensor<8xf32>, tensor<4xf64>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Unfused(*m);
+  const IoAlias donations[] = {{0, 0}, {0, 1}, {1, 2}};
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan, donations);
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1, -1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donations[0]),
+                                "also returned"));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donations[1]),
+                                "not written by a kernel"));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donations[2]),
+                                "size"));
+}
+
+}  // namespace
+}  // namespace ember::passes
