@@ -21,6 +21,16 @@ absl::StatusOr<std::vector<EvalValue>> EvalChloOp(const ir::Instruction& inst,
                                                   std::string_view name,
                                                   std::vector<EvalValue>& operands);
 
+// chlo.ragged_dot (operands lhs, rhs, group_sizes; dimension numbers as Ints attributes, see the
+// importer) and chlo.scan (operands inputs then inits; body region), in
+// eval_chlo_structured.cc.
+absl::StatusOr<std::vector<EvalValue>> EvalRaggedDot(const ir::Instruction& inst,
+                                                     std::vector<EvalValue>& operands);
+class Evaluator;
+absl::StatusOr<std::vector<EvalValue>> EvalScan(const ir::Instruction& inst,
+                                                std::vector<EvalValue>& operands,
+                                                Evaluator& evaluator);
+
 }  // namespace ember::host
 
 #endif  // EMBER_COMPILER_HOST_EVAL_CHLO_H_

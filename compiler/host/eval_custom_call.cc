@@ -491,6 +491,8 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
   if (target == "ApproxTopK") return ApproxTopK(inst, operands, evaluator);
   if (target == "stablehlo.dynamic_top_k") return TopK(inst, operands, 2);
   if (target == "chlo.top_k") return TopK(inst, operands, 1);
+  if (target == "chlo.ragged_dot") return EvalRaggedDot(inst, operands);
+  if (target == "chlo.scan") return EvalScan(inst, operands, evaluator);
   if (IsEvaluatedChloOp(target)) return EvalChloOp(inst, target, operands);
   if (target == "stablehlo.dynamic_rng_bit_generator") {
     if (operands.empty() || inst.num_results() != 2) {

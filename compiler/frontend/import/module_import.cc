@@ -14,6 +14,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/import/import_internal.h"
 
@@ -322,7 +325,15 @@ absl::Status Importer::ImportAsCustomCall(const Operation& op, const std::string
                                           ir::Computation* c) {
   EMBER_ASSIGN_OR_RETURN(std::vector<ir::Value*> operands, Operands(op));
   EMBER_ASSIGN_OR_RETURN(std::vector<ir::ValueType> results, ResultTypes(op));
-  if (!op.regions.empty()) return OpError(op, "regions are not supported on this op");
+  // Only chlo.scan keeps a region (its body); the other kept ops have none.
+  std::vector<ir::Computation*> regions;
+  if (!op.regions.empty()) {
+    if (target != "chlo.scan" || op.regions.size() != 1) {
+      return OpError(op, "regions are not supported on this op");
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Computation * body, ImportRegion(op.regions[0], "scan", op));
+    regions.push_back(body);
+  }
   ir::AttributeMap attrs;
   attrs.Set("call_target_name", ir::Attribute::String(target));
   attrs.Set("has_side_effect", ir::Attribute::Bool(side_effect));
@@ -330,7 +341,7 @@ absl::Status Importer::ImportAsCustomCall(const Operation& op, const std::string
   for (const auto& [name, value] : extra.entries()) attrs.Set(name, value);
   ir::Instruction* inst =
       c->AddInstruction(ir::Opcode::kCustomCall, std::move(operands), std::move(results),
-                        std::move(attrs), {}, importer::ConvertLocation(op.loc));
+                        std::move(attrs), std::move(regions), importer::ConvertLocation(op.loc));
   MapResults(op, inst);
   return absl::OkStatus();
 }
@@ -372,15 +383,56 @@ absl::Status Importer::ImportManualComputation(const Operation& op, ir::Computat
 }
 
 // CHLO ops without a StableHLO equivalent that Ember keeps (as custom calls "chlo.<op>"):
-// elementwise special functions and top_k. JAX legalizes CHLO before serializing; the StableHLO
+// elementwise special functions, top_k, ragged_dot and scan (with its body as the region). JAX legalizes CHLO before serializing; the StableHLO
 // test suites use these directly.
 bool IsKeptChloOp(std::string_view name) {
   static constexpr std::string_view kKept[] = {
       "chlo.acos",   "chlo.acosh",   "chlo.asin",       "chlo.asinh",      "chlo.atan",
       "chlo.atanh",  "chlo.sinh",    "chlo.cosh",       "chlo.lgamma",     "chlo.digamma",
       "chlo.erf",    "chlo.erfc",    "chlo.erf_inv",    "chlo.bessel_i1e", "chlo.is_inf",
-      "chlo.is_neg_inf", "chlo.is_pos_inf", "chlo.next_after", "chlo.mulhi", "chlo.top_k"};
+      "chlo.is_neg_inf", "chlo.is_pos_inf", "chlo.next_after", "chlo.mulhi", "chlo.top_k",
+      "chlo.ragged_dot", "chlo.scan"};
   return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
+}
+
+// chlo.ragged_dot's `#chlo.ragged_dot<lhs_batching_dimensions = [...], ...>` (kept as its printed
+// form by the generic attribute conversion) becomes one integer-list attribute per field.
+absl::Status SplitRaggedDotDimensionNumbers(ir::AttributeMap& attrs) {
+  const ir::Attribute* numbers = attrs.Find("ragged_dot_dimension_numbers");
+  if (numbers == nullptr || numbers->kind != ir::Attribute::Kind::kString) {
+    return absl::InvalidArgumentError("missing attribute 'ragged_dot_dimension_numbers'");
+  }
+  const std::string text = numbers->s;
+  for (const char* field : {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                            "lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                            "lhs_ragged_dimensions", "rhs_group_dimensions"}) {
+    std::vector<int64_t> values;
+    const size_t at = text.find(absl::StrCat(field, " = ["));
+    if (at != std::string::npos) {
+      size_t i = at + std::string_view(field).size() + 4;
+      const size_t end = text.find(']', i);
+      if (end == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat("ragged_dot_dimension_numbers: '", field,
+                                                       "' is not closed"));
+      }
+      for (absl::string_view part : absl::StrSplit(text.substr(i, end - i), ',',
+                                                   absl::SkipWhitespace())) {
+        int64_t v = 0;
+        if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "ragged_dot_dimension_numbers: '", field, "' has a non-integer entry '", part, "'"));
+        }
+        values.push_back(v);
+      }
+    } else if (std::string_view(field) != "lhs_batching_dimensions" &&
+               std::string_view(field) != "rhs_batching_dimensions" &&
+               std::string_view(field) != "rhs_group_dimensions") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ragged_dot_dimension_numbers: missing '", field, "'"));
+    }
+    attrs.Set(field, ir::Attribute::Ints(std::move(values)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ir::AttributeMap> Importer::AllAttributes(const Operation& op, const OpView& view,
@@ -440,6 +492,10 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
     // the evaluator (compiler/host/eval_chlo.cc) and a later legalization pass.
     EMBER_ASSIGN_OR_RETURN(ir::AttributeMap extra,
                            AllAttributes(op, view, *std::move(discardable)));
+    if (name == "chlo.ragged_dot") {
+      absl::Status s = SplitRaggedDotDimensionNumbers(extra);
+      if (!s.ok()) return OpError(op, std::string(s.message()));
+    }
     return ImportAsCustomCall(op, name, false, std::move(extra), c);
   }
   if (absl::StartsWith(name, "chlo.")) {

@@ -148,6 +148,112 @@ TEST(EvalChlo, TopKLargestFirstTiesByIndex) {
   EXPECT_EQ(Values<int32_t>((*out)[1].array), (std::vector<int32_t>{1, 3, 0, 1}));
 }
 
+ir::AttributeMap RaggedDims(std::vector<int64_t> lb, std::vector<int64_t> rb,
+                            std::vector<int64_t> lc, std::vector<int64_t> rc,
+                            std::vector<int64_t> lr, std::vector<int64_t> rg) {
+  ir::AttributeMap a = Target("chlo.ragged_dot");
+  a.Set("lhs_batching_dimensions", ir::Attribute::Ints(lb));
+  a.Set("rhs_batching_dimensions", ir::Attribute::Ints(rb));
+  a.Set("lhs_contracting_dimensions", ir::Attribute::Ints(lc));
+  a.Set("rhs_contracting_dimensions", ir::Attribute::Ints(rc));
+  a.Set("lhs_ragged_dimensions", ir::Attribute::Ints(lr));
+  a.Set("rhs_group_dimensions", ir::Attribute::Ints(rg));
+  return a;
+}
+
+std::vector<float> Iota(int n) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i + 1);
+  return v;
+}
+
+TEST(EvalChlo, RaggedDotNonContractingRowsPastTheGroupsAreZero) {
+  // lhs rows 0 | 1 2 | 3 (past the groups): rhs group 0, group 1, zeros.
+  OpRunner r;
+  const std::vector<float> lhs = Iota(8), rhs = Iota(12);  // [4, 2], [2 groups, 2, 3]
+  auto out = r.Run(ir::Opcode::kCustomCall,
+                   {Lit<float>({4, 2}, lhs), Lit<float>({2, 2, 3}, rhs), Lit<int64_t>({2}, {1, 2})},
+                   {TensorType(ET::kF32, {4, 3})}, RaggedDims({}, {}, {1}, {1}, {0}, {0}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want(12, 0);
+  for (int m = 0; m < 3; ++m) {
+    const int g = m == 0 ? 0 : 1;
+    for (int n = 0; n < 3; ++n) {
+      for (int k = 0; k < 2; ++k) want[m * 3 + n] += lhs[m * 2 + k] * rhs[g * 6 + k * 3 + n];
+    }
+  }
+  EXPECT_EQ(Values<float>((*out)[0].array), want);
+}
+
+TEST(EvalChlo, RaggedDotContractingGivesOneProductPerGroup) {
+  // lhs [2, 4], rhs [4, 3], groups of the contracting dim {1, 3}: out [2 groups, 2, 3].
+  OpRunner r;
+  const std::vector<float> lhs = Iota(8), rhs = Iota(12);
+  auto out = r.Run(ir::Opcode::kCustomCall,
+                   {Lit<float>({2, 4}, lhs), Lit<float>({4, 3}, rhs), Lit<int32_t>({2}, {1, 3})},
+                   {TensorType(ET::kF32, {2, 2, 3})}, RaggedDims({}, {}, {1}, {0}, {1}, {}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want(12, 0);
+  const int start[] = {0, 1, 4};
+  for (int g = 0; g < 2; ++g) {
+    for (int m = 0; m < 2; ++m) {
+      for (int n = 0; n < 3; ++n) {
+        for (int k = start[g]; k < start[g + 1]; ++k) {
+          want[g * 6 + m * 3 + n] += lhs[m * 4 + k] * rhs[k * 3 + n];
+        }
+      }
+    }
+  }
+  EXPECT_EQ(Values<float>((*out)[0].array), want);
+}
+
+TEST(EvalChlo, RaggedDotBatchIsABatchedProduct) {
+  // Ragged batch dim, groups {1}: batch 0 is a product, batch 1 (past the groups) zeros.
+  OpRunner r;
+  const std::vector<float> lhs = Iota(12), rhs = Iota(12);  // [2, 2, 3], [2, 3, 2]
+  auto out = r.Run(ir::Opcode::kCustomCall,
+                   {Lit<float>({2, 2, 3}, lhs), Lit<float>({2, 3, 2}, rhs), Lit<int64_t>({1}, {1})},
+                   {TensorType(ET::kF32, {2, 2, 2})}, RaggedDims({0}, {0}, {2}, {1}, {0}, {}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want(8, 0);
+  for (int m = 0; m < 2; ++m) {
+    for (int n = 0; n < 2; ++n) {
+      for (int k = 0; k < 3; ++k) want[m * 2 + n] += lhs[m * 3 + k] * rhs[k * 2 + n];
+    }
+  }
+  EXPECT_EQ(Values<float>((*out)[0].array), want);
+}
+
+TEST(EvalChlo, RaggedDotErrorsNameTheProblem) {
+  OpRunner r;
+  // Three groups for an rhs with two.
+  auto groups = r.Run(ir::Opcode::kCustomCall,
+                      {Lit<float>({4, 2}, Iota(8)), Lit<float>({2, 2, 3}, Iota(12)),
+                       Lit<int64_t>({3}, {1, 1, 1})},
+                      {TensorType(ET::kF32, {4, 3})}, RaggedDims({}, {}, {1}, {1}, {0}, {0}));
+  ASSERT_FALSE(groups.ok());
+  EXPECT_NE(std::string(groups.status().message()).find("group_sizes has 3 groups"),
+            std::string::npos)
+      << groups.status();
+  // A wrong result type.
+  auto type = r.Run(ir::Opcode::kCustomCall,
+                    {Lit<float>({4, 2}, Iota(8)), Lit<float>({2, 2, 3}, Iota(12)),
+                     Lit<int64_t>({2}, {1, 1})},
+                    {TensorType(ET::kF32, {3, 4})}, RaggedDims({}, {}, {1}, {1}, {0}, {0}));
+  ASSERT_FALSE(type.ok());
+  EXPECT_NE(std::string(type.status().message()).find("does not match"), std::string::npos)
+      << type.status();
+  // Contracting sizes differ.
+  auto contract = r.Run(ir::Opcode::kCustomCall,
+                        {Lit<float>({4, 2}, Iota(8)), Lit<float>({2, 3, 3}, Iota(18)),
+                         Lit<int64_t>({2}, {1, 1})},
+                        {TensorType(ET::kF32, {4, 3})}, RaggedDims({}, {}, {1}, {1}, {0}, {0}));
+  ASSERT_FALSE(contract.ok());
+  EXPECT_NE(std::string(contract.status().message()).find("contracting dimension 0 sizes differ"),
+            std::string::npos)
+      << contract.status();
+}
+
 TEST(EvalChlo, WrongTypesAreErrors) {
   OpRunner r;
   auto out = r.Run(ir::Opcode::kCustomCall, {Lit<int32_t>({1}, {1})}, {TensorType(ET::kS32, {1})},

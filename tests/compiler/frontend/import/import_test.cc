@@ -155,11 +155,17 @@ func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
             "mydialect.frob at model.mlir:3:3: unknown op 'mydialect.frob'");
   EXPECT_EQ(Error(R"(
 func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "chlo.broadcast_add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})"),
+            "chlo.broadcast_add at model.mlir:3:3: chlo.broadcast_add is not supported by the "
+            "importer (legalize CHLO to StableHLO first)");
+  EXPECT_EQ(Error(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "chlo.ragged_dot"(%a) : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 })"),
-            "chlo.ragged_dot at model.mlir:3:3: chlo.ragged_dot is not supported by the importer "
-            "(legalize CHLO to StableHLO first)");
+            "chlo.ragged_dot at model.mlir:3:3: missing attribute 'ragged_dot_dimension_numbers'");
   // Dynamic dims import (refine_shapes makes them static), but a constant cannot have one.
   EXPECT_NE(Error(R"(
 func.func @main() -> tensor<?xf32> {
