@@ -1256,7 +1256,10 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, absl::Span<void* con
     EpilogueRange(inputs, outs, accs, 0, 0, output_elements_);
     return;
   }
-  if (row_ > 0 && output_elements_ >= threads && body_elements_ >= 65536) {
+  // A reduction that also writes body outputs does a loop kernel's work per element: split it
+  // across threads at a loop kernel's grain.
+  const int64_t grain = body_stores_.empty() ? 65536 : 8192;
+  if (row_ > 0 && output_elements_ >= threads && body_elements_ >= grain) {
     pool.ParallelFor(output_elements_, std::max<int64_t>(1, 32768 / row_),
                      [&](int64_t begin, int64_t end) {
                        FoldRange(inputs, outs, begin * row_, end * row_, accs, 0);
@@ -1264,7 +1267,7 @@ void FusedKernel::Run(absl::Span<const void* const> inputs, absl::Span<void* con
                      });
     return;
   }
-  const int64_t parts = std::min<int64_t>(threads, body_elements_ / 65536);
+  const int64_t parts = std::min<int64_t>(threads, body_elements_ / grain);
   if (parts <= 1 || output_elements_ * parts * 4 > body_elements_) {
     FoldRange(inputs, outs, 0, body_elements_, accs, 0);
     EpilogueRange(inputs, outs, accs, 0, 0, output_elements_);

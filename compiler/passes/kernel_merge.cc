@@ -117,21 +117,23 @@ class Merger {
   }
 
   void Run() {
+    // Whether a pair merges does not depend on the order, and a merge only adds paths: after one,
+    // only pairs with the merged kernel can newly merge, so the scan goes on from it (or from the
+    // earlier of the two, where the new order put the merged kernel later).
     Refresh();
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (int b = 0; b < static_cast<int>(kernels_.size()) && !changed; ++b) {
-        if (!info_[b].mergeable) continue;
+    int b = 0;
+    while (b < static_cast<int>(kernels_.size())) {
+      int merged = -1;
+      if (info_[b].mergeable) {
         for (int a : Candidates(b)) {
           if (CanMerge(a, b)) {
-            Merge(a, b);
+            merged = std::min(a, Merge(a, b));
             Refresh();
-            changed = true;
             break;
           }
         }
       }
+      b = merged >= 0 ? merged : b + 1;
     }
   }
 
@@ -237,7 +239,8 @@ class Merger {
     return true;
   }
 
-  void Merge(int a, int b) {
+  // Returns the merged kernel's index after reordering.
+  int Merge(int a, int b) {
     Kernel& into = kernels_[a];
     Kernel& from = kernels_[b];
     if (from.kind == KernelKind::kReduce) into.kind = KernelKind::kReduce;
@@ -257,7 +260,9 @@ class Merger {
     for (auto& [inst, k] : kernel_of_) {
       if (k > b) --k;
     }
+    const ir::Instruction* root = kernels_[a].root();
     Reorder();
+    return kernel_of_.at(root);
   }
 
   // Dependencies first; among ready kernels the one whose last instruction comes first.
