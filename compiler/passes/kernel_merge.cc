@@ -193,17 +193,29 @@ class Merger {
     const bool a_reduce = kernels_[a].kind == KernelKind::kReduce;
     const bool b_reduce = kernels_[b].kind == KernelKind::kReduce;
     const bool direct = std::find(B.deps.begin(), B.deps.end(), a) != B.deps.end();
-    if (IndirectPath(a, b)) return false;
+    // The cheap checks first; the path search last.
     if (!direct) {
-      if (!SharesInput(A, B) || A.space != B.space) return false;
+      if (A.space != B.space || !SharesInput(A, B)) return false;
       if (a_reduce && b_reduce) {
         const ir::Instruction* ra = A.reduces.front();
         const ir::Instruction* rb = B.reduces.front();
-        return *Ints(*ra, "dimensions") == *Ints(*rb, "dimensions") &&
-               ra->result()->type().dims() == rb->result()->type().dims();
+        if (*Ints(*ra, "dimensions") != *Ints(*rb, "dimensions") ||
+            ra->result()->type().dims() != rb->result()->type().dims()) {
+          return false;
+        }
       }
-      return true;
+      return !IndirectPath(a, b);
     }
+    if (!ConsumerFits(a, b)) return false;
+    return !IndirectPath(a, b);
+  }
+
+  // b reads a's results directly: an epilogue of a reduction, or a consumer of a loop's values.
+  bool ConsumerFits(int a, int b) const {
+    const Info& A = info_[a];
+    const Info& B = info_[b];
+    const bool a_reduce = kernels_[a].kind == KernelKind::kReduce;
+    const bool b_reduce = kernels_[b].kind == KernelKind::kReduce;
     if (a_reduce && b_reduce) return false;
     if (a_reduce) {
       // An epilogue: every value of b in the reduce's output space, read at the same index.
@@ -312,7 +324,14 @@ class Merger {
     readers_.clear();
     for (int k = 0; k < n; ++k) {
       info_[k] = Analyze(kernels_[k], k, kernel_of_);
-      for (const ir::Value* v : info_[k].inputs) readers_[v].push_back(k);
+      for (const ir::Value* v : info_[k].inputs) {
+        // Constants and scalars never make siblings (SharesInput).
+        if (Count(v) <= 1 || (v->producer() != nullptr &&
+                              v->producer()->opcode() == Opcode::kConstant)) {
+          continue;
+        }
+        readers_[v].push_back(k);
+      }
     }
   }
 
