@@ -1,6 +1,7 @@
 // Internal to compiler/host: the fast host kernels the compiled path runs.
-//  - FusedKernel: a loop or reduction kernel of the fusion plan. It runs over its output (loop)
-//    or its input space (reduction) in chunks of kChunk elements; each fused instruction is a
+//  - FusedKernel: a loop or reduction kernel of the fusion plan, with one or more outputs. It runs
+//    over its output space (loop) or its input space (reductions; then the epilogue over the
+//    reduces' output space) in chunks of kChunk elements; each fused instruction is a
 //    tight loop over the chunk (the compiler vectorizes those), and operand indices for
 //    broadcast_in_dim / transpose / slice are computed per chunk (contiguous runs are copied,
 //    filled or requested from the operand run by run; index lists only where runs are strided).
@@ -43,42 +44,62 @@ class FusedKernel {
   // (the caller then runs the kernel's instructions through the evaluator's op table).
   static absl::StatusOr<std::unique_ptr<FusedKernel>> Create(const passes::Kernel& kernel);
   ~FusedKernel();
-  // `inputs[i]` holds kernel.inputs[i] (dense, row-major); `out` the root's result.
-  void Run(absl::Span<const void* const> inputs, void* out, ThreadPool& pool) const;
+  // `inputs[i]` holds kernel.inputs[i] and `outputs[i]` receives kernel.outputs[i] (dense,
+  // row-major).
+  void Run(absl::Span<const void* const> inputs, absl::Span<void* const> outputs,
+           ThreadPool& pool) const;
 
   // Row groups (passes::RowGroup): whether the kernel can run a range of its rows on its own (loop
   // kernels, and reductions over trailing dims), and that run, on the calling thread: rows
   // [begin, end) of `rows` (which must divide the kernel's outputs; a reduction's input rows
-  // follow its output rows). Writes only those rows of `out`.
-  bool RunsByRows() const { return !reduce_ || row_ > 0; }
-  void RunRows(absl::Span<const void* const> inputs, void* out, int64_t rows, int64_t begin,
-               int64_t end) const;
+  // follow its output rows). Writes only those rows of the outputs.
+  bool RunsByRows() const { return reductions_.empty() || row_ > 0; }
+  void RunRows(absl::Span<const void* const> inputs, absl::Span<void* const> outputs,
+               int64_t rows, int64_t begin, int64_t end) const;
 
   struct Node;
+  // A value computed per element of the body (the loop space, or a reduction's input space) or of
+  // the epilogue (a reduction's output space), written to kernel output `output`.
+  struct Store {
+    int node = -1;
+    int output = -1;
+  };
+  struct Reduction {
+    int input_node = -1;
+    int init_input = -1;
+    int op = 0;  // ir::Opcode
+    bool accumulator_first = true;
+    ir::ElementType type = ir::ElementType::kInvalid;
+    int output = -1;  // the kernel output it is, or -1 (read only by the epilogue)
+  };
+
  private:
   FusedKernel() = default;
-  // Loop kernels: output elements [begin, end). Reductions: folds input elements [begin, end)
-  // into `acc` (indexed like the output).
-  void LoopRange(absl::Span<const void* const> inputs, void* out, int64_t begin,
-                 int64_t end) const;
-  void FoldRange(absl::Span<const void* const> inputs, int64_t begin, int64_t end,
-                 void* acc) const;
+  // Loop kernels: body elements [begin, end). Reductions: body elements [begin, end), folded into
+  // `accs` (accumulator r holds outputs [acc_base, ...)).
+  void LoopRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                 int64_t begin, int64_t end) const;
+  void FoldRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                 int64_t begin, int64_t end, absl::Span<void* const> accs,
+                 int64_t acc_base) const;
+  // The epilogue's outputs [begin, end), from finished accumulators.
+  void EpilogueRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                     absl::Span<void* const> accs, int64_t acc_base, int64_t begin,
+                     int64_t end) const;
+  void FillInit(absl::Span<const void* const> inputs, absl::Span<void* const> accs,
+                int64_t n) const;
   std::vector<Node> nodes_;
-  int root_ = -1;  // loop: the output node; reduce: the reduce input node
   int slots_ = 0;  // scratch slots of kChunk 8-byte words each
-  bool reduce_ = false;
-  // reduce
-  int init_input_ = -1;
-  int reduce_op_ = 0;  // ir::Opcode
-  bool accumulator_first_ = true;
-  ir::ElementType reduce_type_ = ir::ElementType::kInvalid;
-  int64_t input_elements_ = 0;
-  int64_t output_elements_ = 0;
+  int num_inputs_ = 0;
+  std::vector<Store> body_stores_;
+  std::vector<Store> epilogue_stores_;
+  std::vector<Reduction> reductions_;  // all over the same input dims and reduced dims
+  int64_t body_elements_ = 0;    // loop: output elements; reduction: input elements
+  int64_t output_elements_ = 0;  // reduction outputs
   std::vector<int64_t> input_dims_;
   std::vector<int64_t> out_index_stride_;  // per input dim: stride in the output (0: reduced)
   int64_t row_ = 0;  // > 0: the reduced dims are the trailing ones, each output reads `row_`
                      // consecutive inputs (rows can then be split across threads)
-  int64_t output_bytes_ = 0;
 };
 
 class DotKernel {

@@ -616,6 +616,10 @@ struct Context {
   int64_t start, n;  // the chunk
   int root = -1;              // the node whose identity result goes to root_dst
   void* root_dst = nullptr;
+  // Epilogues: inputs from `first_acc` on are reduction accumulators holding outputs
+  // [acc_base, ...).
+  int first_acc = std::numeric_limits<int>::max();
+  int64_t acc_base = 0;
 };
 
 // The node's values for request `r`. Identity requests (the chunk itself) are computed once per
@@ -633,11 +637,18 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
   const void* result = nullptr;
   switch (node.kind) {
     case NodeKind::kInput: {
-      const void* base = c.inputs[node.input];
+      const auto* base = static_cast<const uint8_t*>(c.inputs[node.input]);
+      const int64_t shift = node.input >= c.first_acc ? c.acc_base : 0;
       if (r.list == nullptr) {
-        result = static_cast<const uint8_t*>(base) + r.start * bytes;
-      } else {
+        result = base + (r.start - shift) * bytes;
+      } else if (shift == 0) {
         GatherBytes(base, bytes, r.list, r.n, dst);
+        result = dst;
+      } else {
+        auto* o = static_cast<uint8_t*>(dst);
+        for (int64_t i = 0; i < r.n; ++i) {
+          std::memcpy(o + i * bytes, base + (r.list[i] - shift) * bytes, static_cast<size_t>(bytes));
+        }
         result = dst;
       }
       break;
@@ -789,6 +800,7 @@ struct Targets {
   const int64_t* list = nullptr;
   int64_t start = 0;
   int64_t row = 1;
+  int64_t base = 0;  // the accumulator holds outputs [base, ...)
 };
 
 template <typename T, Opcode kOp, bool kFirst>
@@ -804,13 +816,13 @@ void FoldRuns(const T* v, const Targets& target, int64_t n, T* acc) {
       j = i + 1;
       while (j < n && target.list[j] == t) ++j;
     }
-    T a = acc[t];
+    T a = acc[t - target.base];
     if (j - i >= 32) {
       a = Fold<T, kOp, kFirst>(a, FoldPartial<T, kOp>(v + i, j - i));
     } else {
       for (int64_t k = i; k < j; ++k) a = Fold<T, kOp, kFirst>(a, v[k]);
     }
-    acc[t] = a;
+    acc[t - target.base] = a;
     i = j;
   }
 }
@@ -903,6 +915,9 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
     return absl::UnimplementedError(
         absl::StrCat("the fast host kernels do not run ", inst.Describe()));
   };
+  if (kernel.kind != passes::KernelKind::kLoop && kernel.kind != passes::KernelKind::kReduce) {
+    return absl::UnimplementedError("not a loop or reduction kernel");
+  }
   for (size_t i = 0; i < kernel.inputs.size(); ++i) {
     const ir::Value* v = kernel.inputs[i];
     if (!v->type().is_tensor()) return absl::UnimplementedError("non-array kernel input");
@@ -914,19 +929,41 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
     node_of[v] = static_cast<int>(k->nodes_.size());
     k->nodes_.push_back(std::move(node));
   }
-  const ir::Instruction* reduce = kernel.kind == passes::KernelKind::kReduce ? kernel.root() : nullptr;
+  k->num_inputs_ = static_cast<int>(kernel.inputs.size());
+  // Reductions: their results are accumulator inputs of the epilogue (inputs after the kernel's).
+  std::vector<const ir::Instruction*> reduces;
   for (const ir::Instruction* inst : kernel.instructions) {
-    if (inst == reduce) continue;
+    if (inst->opcode() != Opcode::kReduce) continue;
+    if (kernel.kind != passes::KernelKind::kReduce || !ReduceFusible(*inst)) return unsupported(*inst);
+    Node node;
+    node.kind = NodeKind::kInput;
+    node.type = inst->result()->type().element_type();
+    node.dims = inst->result()->type().dims();
+    node.input = k->num_inputs_ + static_cast<int>(reduces.size());
+    node_of[inst->result()] = static_cast<int>(k->nodes_.size());
+    k->nodes_.push_back(std::move(node));
+    reduces.push_back(inst);
+  }
+  if (kernel.kind == passes::KernelKind::kReduce && reduces.empty()) {
+    return absl::UnimplementedError("a reduction kernel without a reduce");
+  }
+  // epilogue[node]: computed from an accumulator (over the reduces' output space).
+  std::vector<char> epilogue(k->nodes_.size(), 0);
+  for (size_t r = 0; r < reduces.size(); ++r) epilogue[k->num_inputs_ + r] = 1;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() == Opcode::kReduce) continue;
     if (!LoopFusible(*inst)) return unsupported(*inst);
     Node node;
     node.op = inst->opcode();
     node.type = inst->result()->type().element_type();
     node.dims = inst->result()->type().dims();
+    bool from_acc = false;
     for (const ir::Value* v : inst->operands()) {
       auto it = node_of.find(v);
       if (it == node_of.end()) return unsupported(*inst);
       node.operands.push_back(it->second);
       node.scalar.push_back(v->type().dims().empty() && !node.dims.empty());
+      from_acc = from_acc || epilogue[it->second];
     }
     if (!inst->operands().empty()) node.in_type = inst->operand(0)->type().element_type();
     const std::vector<int64_t> out_dims = node.dims;
@@ -982,8 +1019,28 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
         break;
     }
     if (node.dims.size() > 16) return unsupported(*inst);
+    if (node.kind == NodeKind::kMap &&
+        inst->operand(0)->type().shape().element_count() ==
+            inst->result()->type().shape().element_count()) {
+      // A map that reads each operand element at its own linear index (size-1 dims added or
+      // moved): a reshape.
+      const std::vector<int64_t> own = RowMajorStrides(out_dims);
+      bool identity = node.src_offset == 0;
+      for (size_t d = 0; d < out_dims.size() && identity; ++d) {
+        identity = out_dims[d] == 1 || node.src_stride[d] == own[d];
+      }
+      if (identity) node.kind = NodeKind::kReshape;
+    }
+    if (from_acc) {
+      // An epilogue runs on a range of outputs: it may read accumulators only at the same index.
+      if (node.kind == NodeKind::kMap) return unsupported(*inst);
+      for (size_t i = 0; i < node.operands.size(); ++i) {
+        if (epilogue[node.operands[i]] && node.scalar[i]) return unsupported(*inst);
+      }
+    }
     node_of[inst->result()] = static_cast<int>(k->nodes_.size());
     k->nodes_.push_back(std::move(node));
+    epilogue.push_back(from_acc ? 1 : 0);
   }
   // Scratch slots.
   int slots = 0;
@@ -994,179 +1051,303 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
     node.index_slot = slots++;
   }
   k->slots_ = slots;
-  if (reduce == nullptr) {
-    k->root_ = node_of.at(kernel.root()->result());
-    k->output_bytes_ = kernel.root()->result()->type().shape().ByteSize();
-    return k;
+  if (kernel.outputs.empty()) return absl::UnimplementedError("a kernel without outputs");
+  if (!reduces.empty()) {
+    const ir::Instruction* first = reduces.front();
+    const std::vector<int64_t>* dims = IntsAttr(*first, "dimensions");
+    if (dims == nullptr) return unsupported(*first);
+    for (const ir::Instruction* reduce : reduces) {
+      const std::vector<int64_t>* rd = IntsAttr(*reduce, "dimensions");
+      if (rd == nullptr || *rd != *dims ||
+          reduce->operand(0)->type().dims() != first->operand(0)->type().dims() ||
+          reduce->result()->type().dims() != first->result()->type().dims()) {
+        return unsupported(*reduce);
+      }
+      auto in = node_of.find(reduce->operand(0));
+      auto init = node_of.find(reduce->operand(1));
+      if (in == node_of.end() || init == node_of.end() || epilogue[in->second] ||
+          k->nodes_[init->second].kind != NodeKind::kInput ||
+          k->nodes_[init->second].input >= k->num_inputs_) {
+        return unsupported(*reduce);
+      }
+      std::optional<SimpleBinaryRegion> body =
+          MatchSimpleBinaryRegion(*reduce->regions()[0], reduce->result()->type().element_type());
+      if (!body.has_value()) return unsupported(*reduce);
+      Reduction red;
+      red.input_node = in->second;
+      red.init_input = k->nodes_[init->second].input;
+      red.op = static_cast<int>(body->opcode);
+      red.accumulator_first = body->accumulator_first;
+      red.type = reduce->result()->type().element_type();
+      k->reductions_.push_back(red);
+    }
+    k->input_dims_ = first->operand(0)->type().dims();
+    if (k->input_dims_.size() > 16) return unsupported(*first);
+    k->body_elements_ = first->operand(0)->type().shape().element_count();
+    k->output_elements_ = first->result()->type().shape().element_count();
+    std::vector<bool> reduced(k->input_dims_.size(), false);
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= static_cast<int64_t>(reduced.size())) return unsupported(*first);
+      reduced[d] = true;
+    }
+    const std::vector<int64_t> out_strides = RowMajorStrides(first->result()->type().dims());
+    size_t kept = 0;
+    bool trailing = true;  // reduced dims form a suffix
+    for (size_t d = 0; d < reduced.size(); ++d) {
+      if (reduced[d]) {
+        k->out_index_stride_.push_back(0);
+      } else {
+        if (kept >= out_strides.size()) return unsupported(*first);
+        k->out_index_stride_.push_back(out_strides[kept++]);
+        if (d > 0 && reduced[d - 1]) trailing = false;
+      }
+    }
+    if (trailing && k->output_elements_ > 0) k->row_ = k->body_elements_ / k->output_elements_;
+  } else {
+    k->body_elements_ = kernel.outputs.front()->type().is_tensor()
+                            ? kernel.outputs.front()->type().shape().element_count()
+                            : -1;
   }
-  k->reduce_ = true;
-  auto in = node_of.find(reduce->operand(0));
-  auto init = node_of.find(reduce->operand(1));
-  if (in == node_of.end() || init == node_of.end() || k->nodes_[init->second].kind != NodeKind::kInput) {
-    return unsupported(*reduce);
-  }
-  k->root_ = in->second;
-  k->init_input_ = k->nodes_[init->second].input;
-  std::optional<SimpleBinaryRegion> body =
-      MatchSimpleBinaryRegion(*reduce->regions()[0], reduce->result()->type().element_type());
-  if (!body.has_value()) return unsupported(*reduce);
-  k->reduce_op_ = static_cast<int>(body->opcode);
-  k->accumulator_first_ = body->accumulator_first;
-  k->reduce_type_ = reduce->result()->type().element_type();
-  k->input_dims_ = reduce->operand(0)->type().dims();
-  if (k->input_dims_.size() > 16) return unsupported(*reduce);
-  k->input_elements_ = reduce->operand(0)->type().shape().element_count();
-  k->output_elements_ = reduce->result()->type().shape().element_count();
-  k->output_bytes_ = reduce->result()->type().shape().ByteSize();
-  const std::vector<int64_t>* dims = IntsAttr(*reduce, "dimensions");
-  if (dims == nullptr) return unsupported(*reduce);
-  std::vector<bool> reduced(k->input_dims_.size(), false);
-  for (int64_t d : *dims) {
-    if (d < 0 || d >= static_cast<int64_t>(reduced.size())) return unsupported(*reduce);
-    reduced[d] = true;
-  }
-  const std::vector<int64_t> out_strides = RowMajorStrides(reduce->result()->type().dims());
-  size_t kept = 0;
-  bool trailing = true;  // reduced dims form a suffix
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    if (reduced[d]) {
-      k->out_index_stride_.push_back(0);
+  // Where each output comes from: a reduction's accumulator, the epilogue or the body.
+  for (size_t o = 0; o < kernel.outputs.size(); ++o) {
+    const ir::Value* v = kernel.outputs[o];
+    auto it = node_of.find(v);
+    if (it == node_of.end() || !v->type().is_tensor()) {
+      return absl::UnimplementedError("a kernel output the fast kernels do not compute");
+    }
+    const int64_t count = v->type().shape().element_count();
+    const int node = it->second;
+    if (node >= k->num_inputs_ && node < k->num_inputs_ + static_cast<int>(reduces.size())) {
+      k->reductions_[node - k->num_inputs_].output = static_cast<int>(o);
+    } else if (epilogue[node]) {
+      if (count != k->output_elements_) return unsupported(*v->producer());
+      k->epilogue_stores_.push_back({node, static_cast<int>(o)});
     } else {
-      if (kept >= out_strides.size()) return unsupported(*reduce);
-      k->out_index_stride_.push_back(out_strides[kept++]);
-      if (d > 0 && reduced[d - 1]) trailing = false;
+      if (count != k->body_elements_ || k->nodes_[node].kind == NodeKind::kInput) {
+        return unsupported(*v->producer());
+      }
+      k->body_stores_.push_back({node, static_cast<int>(o)});
     }
   }
-  if (trailing && k->output_elements_ > 0) k->row_ = k->input_elements_ / k->output_elements_;
   return k;
 }
 
-void FusedKernel::LoopRange(absl::Span<const void* const> inputs, void* out, int64_t begin,
-                            int64_t end) const {
-  const int bytes = TypeBytes(nodes_[root_].type);
-  Scratch& scratch = ThreadScratch(slots_, nodes_.size());
-  for (int64_t start = begin; start < end; start += kChunk) {
-    const int64_t n = std::min(kChunk, end - start);
-    ++scratch.gen;
-    void* dst = static_cast<uint8_t*>(out) + start * bytes;
-    Context c{nodes_, inputs, scratch, start, n, root_, dst};
-    const void* got = Eval(c, root_, Request{nullptr, start, n}, nullptr);
-    if (got != dst) std::memmove(dst, got, static_cast<size_t>(n * bytes));
+namespace {
+
+// Each store's values for the context's chunk, written to its output.
+void StoreChunk(Context& c, const std::vector<FusedKernel::Store>& stores,
+                absl::Span<void* const> outs) {
+  for (const FusedKernel::Store& store : stores) {
+    const int bytes = TypeBytes(c.nodes[store.node].type);
+    void* dst = static_cast<uint8_t*>(outs[store.output]) + c.start * bytes;
+    c.root = store.node;
+    c.root_dst = dst;
+    const void* got = Eval(c, store.node, Request{nullptr, c.start, c.n}, nullptr);
+    if (got != dst) std::memmove(dst, got, static_cast<size_t>(c.n * bytes));
   }
 }
 
-void FusedKernel::FoldRange(absl::Span<const void* const> inputs, int64_t begin, int64_t end,
-                            void* acc) const {
-  const Opcode op = static_cast<Opcode>(reduce_op_);
+}  // namespace
+
+void FusedKernel::LoopRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                            int64_t begin, int64_t end) const {
   Scratch& scratch = ThreadScratch(slots_, nodes_.size());
   for (int64_t start = begin; start < end; start += kChunk) {
     const int64_t n = std::min(kChunk, end - start);
     ++scratch.gen;
     Context c{nodes_, inputs, scratch, start, n};
-    const void* values = Eval(c, root_, Request{nullptr, start, n}, nullptr);
+    StoreChunk(c, body_stores_, outs);
+  }
+}
+
+void FusedKernel::FoldRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                            int64_t begin, int64_t end, absl::Span<void* const> accs,
+                            int64_t acc_base) const {
+  Scratch& scratch = ThreadScratch(slots_, nodes_.size());
+  for (int64_t start = begin; start < end; start += kChunk) {
+    const int64_t n = std::min(kChunk, end - start);
+    ++scratch.gen;
+    Context c{nodes_, inputs, scratch, start, n};
+    StoreChunk(c, body_stores_, outs);
     // Trailing-dim reductions: targets are rows of row_ inputs. Otherwise a list (in a
-    // dedicated buffer: the root's index slot may still hold data the values point into).
-    Targets targets{nullptr, start, row_};
+    // dedicated buffer: the nodes' index slots may still hold data the values point into).
+    Targets targets{nullptr, start, row_, acc_base};
     if (row_ <= 0) {
       thread_local std::vector<int64_t> list;
       if (list.size() < static_cast<size_t>(kChunk)) list.resize(kChunk);
       MapIndices(Request{nullptr, start, n}, input_dims_, out_index_stride_, 0, list.data());
       targets.list = list.data();
     }
-    switch (reduce_type_) {
+    for (size_t r = 0; r < reductions_.size(); ++r) {
+      const Reduction& red = reductions_[r];
+      const Opcode op = static_cast<Opcode>(red.op);
+      const void* values = Eval(c, red.input_node, Request{nullptr, start, n}, nullptr);
+      switch (red.type) {
 #define EMBER_CASE(E, T)                                                                        \
   case E:                                                                                       \
-    FoldLoop<T>(op, accumulator_first_, static_cast<const T*>(values), targets, n,              \
-                static_cast<T*>(acc));                                                          \
-    break;
-      EMBER_FAST_TYPES(EMBER_CASE)
-#undef EMBER_CASE
-      default: break;
-    }
-  }
-}
-
-void FusedKernel::RunRows(absl::Span<const void* const> inputs, void* out, int64_t rows,
-                          int64_t begin, int64_t end) const {
-  if (!reduce_) {
-    const int64_t total = output_bytes_ / std::max(1, TypeBytes(nodes_[root_].type));
-    const int64_t per = total / rows;
-    LoopRange(inputs, out, begin * per, end * per);
-    return;
-  }
-  const int bytes = TypeBytes(reduce_type_);
-  const int64_t per = output_elements_ / rows;
-  FillBytes(inputs[init_input_], bytes, (end - begin) * per,
-            static_cast<uint8_t*>(out) + begin * per * bytes);
-  if (row_ > 0) FoldRange(inputs, begin * per * row_, end * per * row_, out);
-}
-
-void FusedKernel::Run(absl::Span<const void* const> inputs, void* out, ThreadPool& pool) const {
-  if (!reduce_) {
-    const Node& root = nodes_[root_];
-    const int bytes = TypeBytes(root.type);
-    const int64_t total = output_bytes_ / std::max(1, bytes);
-    const int64_t chunks = (total + kChunk - 1) / kChunk;
-    pool.ParallelFor(chunks, std::max<int64_t>(1, 65536 / kChunk), [&](int64_t begin, int64_t end) {
-      LoopRange(inputs, out, begin * kChunk, std::min(total, end * kChunk));
-    });
-    return;
-  }
-  // Reduction: initialize, then fold the fused input. Trailing-dim reductions with enough rows
-  // split whole rows across threads; other big reductions (to a scalar, over leading dims) split
-  // the input across threads, each part folding into its own partial results (starting from the
-  // op's identity), which are then folded into the output in part order.
-  const int bytes = TypeBytes(reduce_type_);
-  FillBytes(inputs[init_input_], bytes, output_elements_, out);
-  if (input_elements_ == 0) return;
-  const Opcode op = static_cast<Opcode>(reduce_op_);
-  auto fold_range = [&](int64_t begin, int64_t end, void* acc) { FoldRange(inputs, begin, end, acc); };
-  const int threads = pool.size();
-  if (row_ > 0 && output_elements_ >= threads && input_elements_ >= 65536) {
-    pool.ParallelFor(output_elements_, std::max<int64_t>(1, 32768 / row_),
-                     [&](int64_t begin, int64_t end) { fold_range(begin * row_, end * row_, out); });
-    return;
-  }
-  const int64_t parts = std::min<int64_t>(threads, input_elements_ / 65536);
-  if (parts <= 1 || output_elements_ * parts * 4 > input_elements_) {
-    fold_range(0, input_elements_, out);
-    return;
-  }
-  // Part p covers chunks [p * per, (p + 1) * per) of the input (chunk-aligned).
-  const int64_t chunks = (input_elements_ + kChunk - 1) / kChunk;
-  const int64_t per = (chunks + parts - 1) / parts;
-  std::vector<uint64_t> partials(static_cast<size_t>(parts * output_elements_));
-  const bool pred = reduce_type_ == ElementType::kPred;
-  pool.ParallelFor(parts, 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      void* acc = partials.data() + p * output_elements_;
-      switch (reduce_type_) {
-#define EMBER_CASE(E, T)                                                                   \
-  case E:                                                                                  \
-    std::fill_n(static_cast<T*>(acc), output_elements_, FoldIdentity<T>(op, pred));        \
+    FoldLoop<T>(op, red.accumulator_first, static_cast<const T*>(values), targets, n,           \
+                static_cast<T*>(accs[r]));                                                      \
     break;
         EMBER_FAST_TYPES(EMBER_CASE)
 #undef EMBER_CASE
         default: break;
       }
-      const int64_t begin = std::min(input_elements_, p * per * kChunk);
-      const int64_t end = std::min(input_elements_, (p + 1) * per * kChunk);
-      if (begin < end) fold_range(begin, end, acc);
+    }
+  }
+}
+
+void FusedKernel::EpilogueRange(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                                absl::Span<void* const> accs, int64_t acc_base, int64_t begin,
+                                int64_t end) const {
+  if (epilogue_stores_.empty()) return;
+  thread_local std::vector<const void*> all;
+  all.assign(inputs.begin(), inputs.end());
+  all.insert(all.end(), accs.begin(), accs.end());
+  Scratch& scratch = ThreadScratch(slots_, nodes_.size());
+  for (int64_t start = begin; start < end; start += kChunk) {
+    const int64_t n = std::min(kChunk, end - start);
+    ++scratch.gen;
+    Context c{nodes_, all, scratch, start, n};
+    c.first_acc = num_inputs_;
+    c.acc_base = acc_base;
+    StoreChunk(c, epilogue_stores_, outs);
+  }
+}
+
+void FusedKernel::FillInit(absl::Span<const void* const> inputs, absl::Span<void* const> accs,
+                           int64_t n) const {
+  for (size_t r = 0; r < reductions_.size(); ++r) {
+    FillBytes(inputs[reductions_[r].init_input], TypeBytes(reductions_[r].type), n, accs[r]);
+  }
+}
+
+void FusedKernel::RunRows(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                          int64_t rows, int64_t begin, int64_t end) const {
+  if (reductions_.empty()) {
+    const int64_t per = body_elements_ / rows;
+    LoopRange(inputs, outs, begin * per, end * per);
+    return;
+  }
+  if (row_ <= 0) return;
+  // The accumulators of these rows' outputs live in per-thread memory, then go to the outputs.
+  const int64_t per = output_elements_ / rows;
+  const int64_t first = begin * per;
+  const int64_t count = (end - begin) * per;
+  thread_local std::vector<uint64_t> words;
+  const size_t need = reductions_.size() * static_cast<size_t>(count);
+  if (words.size() < need) words.resize(need);
+  std::vector<void*> accs(reductions_.size());
+  for (size_t r = 0; r < reductions_.size(); ++r) {
+    accs[r] = words.data() + static_cast<int64_t>(r) * count;
+  }
+  FillInit(inputs, accs, count);
+  FoldRange(inputs, outs, first * row_, (first + count) * row_, accs, first);
+  EpilogueRange(inputs, outs, accs, first, first, first + count);
+  for (size_t r = 0; r < reductions_.size(); ++r) {
+    if (reductions_[r].output < 0) continue;
+    const int bytes = TypeBytes(reductions_[r].type);
+    std::memcpy(static_cast<uint8_t*>(outs[reductions_[r].output]) + first * bytes, accs[r],
+                static_cast<size_t>(count * bytes));
+  }
+}
+
+void FusedKernel::Run(absl::Span<const void* const> inputs, absl::Span<void* const> outs,
+                      ThreadPool& pool) const {
+  if (reductions_.empty()) {
+    const int64_t total = body_elements_;
+    const int64_t chunks = (total + kChunk - 1) / kChunk;
+    pool.ParallelFor(chunks, std::max<int64_t>(1, 65536 / kChunk), [&](int64_t begin, int64_t end) {
+      LoopRange(inputs, outs, begin * kChunk, std::min(total, end * kChunk));
+    });
+    return;
+  }
+  // Reductions: initialize, then fold the fused input, then the epilogue. Trailing-dim reductions
+  // with enough rows split whole rows across threads (each range runs its epilogue); other big
+  // reductions (to a scalar, over leading dims) split the input across threads, each part folding
+  // into its own partial results (starting from the op's identity), which are then folded into
+  // the accumulators in part order. A reduce result that is no output accumulates in scratch.
+  const size_t nred = reductions_.size();
+  std::vector<void*> accs(nred);
+  std::vector<std::vector<uint64_t>> scratch(nred);
+  for (size_t r = 0; r < nred; ++r) {
+    if (reductions_[r].output >= 0) {
+      accs[r] = outs[reductions_[r].output];
+    } else {
+      scratch[r].resize(static_cast<size_t>(std::max<int64_t>(1, output_elements_)));
+      accs[r] = scratch[r].data();
+    }
+  }
+  FillInit(inputs, accs, output_elements_);
+  const int threads = pool.size();
+  if (body_elements_ == 0) {
+    EpilogueRange(inputs, outs, accs, 0, 0, output_elements_);
+    return;
+  }
+  // A reduction that also writes body outputs does a loop kernel's work per element: split it
+  // across threads at a loop kernel's grain.
+  const int64_t grain = body_stores_.empty() ? 65536 : 8192;
+  if (row_ > 0 && output_elements_ >= threads && body_elements_ >= grain) {
+    pool.ParallelFor(output_elements_, std::max<int64_t>(1, 32768 / row_),
+                     [&](int64_t begin, int64_t end) {
+                       FoldRange(inputs, outs, begin * row_, end * row_, accs, 0);
+                       EpilogueRange(inputs, outs, accs, 0, begin, end);
+                     });
+    return;
+  }
+  const int64_t parts = std::min<int64_t>(threads, body_elements_ / grain);
+  if (parts <= 1 || output_elements_ * parts * 4 > body_elements_) {
+    FoldRange(inputs, outs, 0, body_elements_, accs, 0);
+    EpilogueRange(inputs, outs, accs, 0, 0, output_elements_);
+    return;
+  }
+  // Part p covers chunks [p * per, (p + 1) * per) of the input (chunk-aligned).
+  const int64_t chunks = (body_elements_ + kChunk - 1) / kChunk;
+  const int64_t per = (chunks + parts - 1) / parts;
+  const int64_t stride = static_cast<int64_t>(nred) * output_elements_;
+  std::vector<uint64_t> partials(static_cast<size_t>(parts * stride));
+  auto partial = [&](int64_t p, size_t r) {
+    return static_cast<void*>(partials.data() + p * stride + static_cast<int64_t>(r) * output_elements_);
+  };
+  pool.ParallelFor(parts, 1, [&](int64_t p0, int64_t p1) {
+    std::vector<void*> part_accs(nred);
+    for (int64_t p = p0; p < p1; ++p) {
+      for (size_t r = 0; r < nred; ++r) {
+        const Opcode op = static_cast<Opcode>(reductions_[r].op);
+        const bool pred = reductions_[r].type == ElementType::kPred;
+        part_accs[r] = partial(p, r);
+        switch (reductions_[r].type) {
+#define EMBER_CASE(E, T)                                                                      \
+  case E:                                                                                     \
+    std::fill_n(static_cast<T*>(part_accs[r]), output_elements_, FoldIdentity<T>(op, pred));  \
+    break;
+          EMBER_FAST_TYPES(EMBER_CASE)
+#undef EMBER_CASE
+          default: break;
+        }
+      }
+      const int64_t begin = std::min(body_elements_, p * per * kChunk);
+      const int64_t end = std::min(body_elements_, (p + 1) * per * kChunk);
+      if (begin < end) FoldRange(inputs, outs, begin, end, part_accs, 0);
     }
   });
   for (int64_t p = 0; p < parts; ++p) {
-    const void* part = partials.data() + p * output_elements_;
-    switch (reduce_type_) {
+    for (size_t r = 0; r < nred; ++r) {
+      const Reduction& red = reductions_[r];
+      const Opcode op = static_cast<Opcode>(red.op);
+      const void* part = partial(p, r);
+      switch (red.type) {
 #define EMBER_CASE(E, T)                                                                        \
   case E:                                                                                       \
-    CombineParts<T>(op, accumulator_first_, static_cast<const T*>(part), output_elements_,      \
-                    static_cast<T*>(out));                                                      \
+    CombineParts<T>(op, red.accumulator_first, static_cast<const T*>(part), output_elements_,   \
+                    static_cast<T*>(accs[r]));                                                  \
     break;
-      EMBER_FAST_TYPES(EMBER_CASE)
+        EMBER_FAST_TYPES(EMBER_CASE)
 #undef EMBER_CASE
-      default: break;
+        default: break;
+      }
     }
   }
+  EpilogueRange(inputs, outs, accs, 0, 0, output_elements_);
 }
 
 }  // namespace ember::host::fast

@@ -102,7 +102,7 @@ struct HostExecutable::Compiled {
     std::unique_ptr<fast::DotKernel> dot;
     std::unique_ptr<fast::ConvKernel> conv;
     std::vector<int> inputs;   // value ids of kernel->inputs
-    std::vector<int> results;  // value ids of the root's results
+    std::vector<int> results;  // value ids of the kernel's outputs
   };
   std::vector<KernelExec> kernels;
   std::vector<int> results;  // value ids of the entry's results
@@ -175,9 +175,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     Compiled::KernelExec k;
     k.kernel = &kernel;
     for (const ir::Value* v : kernel.inputs) k.inputs.push_back(c->Id(v));
-    for (size_t i = 0; i < kernel.root()->num_results(); ++i) {
-      k.results.push_back(c->Id(kernel.root()->result(i)));
-    }
+    for (const ir::Value* v : kernel.outputs) k.results.push_back(c->Id(v));
     if (fused[index] != nullptr) {
       k.fused = std::move(fused[index]);
     } else if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
@@ -406,6 +404,8 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
   };
   size_t next_group = 0;
   std::vector<std::vector<const void*>> group_inputs;
+  std::vector<std::vector<void*>> group_outputs;
+  std::vector<void*> outputs;
   for (size_t index = 0; index < c.kernels.size(); ++index) {
     const Compiled::KernelExec& k = c.kernels[index];
     if (next_group < c.plan.row_groups.size() &&
@@ -413,16 +413,18 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
       // A row group: every kernel of the group on a tile of rows, tiles across the pool.
       const passes::RowGroup& group = c.plan.row_groups[next_group++];
       group_inputs.assign(group.last - group.first + 1, {});
+      group_outputs.assign(group.last - group.first + 1, {});
       for (int g = group.first; g <= group.last; ++g) {
         for (int id : c.kernels[g].inputs) group_inputs[g - group.first].push_back(ptr[id]);
+        for (int id : c.kernels[g].results) group_outputs[g - group.first].push_back(ptr[id]);
       }
       const int64_t tile = std::max<int64_t>(1, kGroupTileBytes / std::max<int64_t>(1, group.row_bytes));
       pool.ParallelFor(group.rows, tile, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; b += tile) {
           const int64_t e = std::min(end, b + tile);
           for (int g = group.first; g <= group.last; ++g) {
-            c.kernels[g].fused->RunRows(group_inputs[g - group.first], ptr[c.kernels[g].results[0]],
-                                        group.rows, b, e);
+            c.kernels[g].fused->RunRows(group_inputs[g - group.first],
+                                        group_outputs[g - group.first], group.rows, b, e);
           }
         }
       });
@@ -432,7 +434,9 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     if (k.fused != nullptr) {
       inputs.clear();
       for (int id : k.inputs) inputs.push_back(ptr[id]);
-      k.fused->Run(inputs, ptr[k.results[0]], pool);
+      outputs.clear();
+      for (int id : k.results) outputs.push_back(ptr[id]);
+      k.fused->Run(inputs, outputs, pool);
       continue;
     }
     if (k.dot != nullptr) {

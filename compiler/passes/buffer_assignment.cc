@@ -89,9 +89,7 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
   // Kernel results and their live ranges.
   std::vector<const ir::Value*> defined;
   for (int k = 0; k < end; ++k) {
-    const ir::Instruction* root = plan.kernels[k].root();
-    for (size_t i = 0; i < root->num_results(); ++i) {
-      const ir::Value* v = root->result(i);
+    for (const ir::Value* v : plan.kernels[k].outputs) {
       BufferSlot slot;
       slot.kind = v->type().is_tensor() ? BufferSlot::Kind::kArena : BufferSlot::Kind::kOther;
       slot.size = v->type().is_tensor() ? v->type().shape().ByteSize() : 0;

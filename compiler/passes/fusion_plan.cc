@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "compiler/passes/kernel_merge.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::passes {
@@ -33,7 +34,8 @@ std::string_view KernelKindName(KernelKind kind) {
 }
 
 FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop_fusible,
-                      const FusiblePredicate& reduce_fusible, const FusiblePredicate& dot_kernel) {
+                      const FusiblePredicate& reduce_fusible, const FusiblePredicate& dot_kernel,
+                      const FusionOptions& options) {
   FusionPlan plan;
   std::unordered_map<const ir::Instruction*, int> position;
   std::unordered_map<const ir::Value*, std::vector<const ir::Instruction*>> users;
@@ -170,33 +172,66 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
     Kernel kernel;
     kernel.kind = kinds[old];
     kernel.instructions = std::move(members_of[old]);
+    plan.kernels.push_back(std::move(kernel));
+  }
+  if (options.multi_output) MergeKernels(entry, plan.kernels, plan.kernel_of);
+
+  // Outputs: results of a kernel's own instructions that another kernel reads, that the program
+  // returns (or a region captures), or that nothing reads (a kernel's root always has a result).
+  std::vector<std::unordered_set<const ir::Value*>> read_outside(plan.kernels.size());
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    std::unordered_set<const ir::Instruction*> inside(plan.kernels[k].instructions.begin(),
+                                                      plan.kernels[k].instructions.end());
+    for (const ir::Instruction* inst : plan.kernels[k].instructions) {
+      for (const ir::Value* v : inst->operands()) {
+        const ir::Instruction* p = v->producer();
+        if (p == nullptr || inside.contains(p)) continue;
+        auto owner = plan.kernel_of.find(p);
+        if (owner != plan.kernel_of.end()) read_outside[owner->second].insert(v);
+      }
+    }
+  }
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    Kernel& kernel = plan.kernels[k];
     std::unordered_set<const ir::Instruction*> inside(kernel.instructions.begin(),
                                                       kernel.instructions.end());
-    std::unordered_set<const ir::Value*> seen;
-    const ir::Value* out = kernel.root()->num_results() > 0 ? kernel.root()->result(0) : nullptr;
-    const int64_t out_elements =
-        out != nullptr && out->type().is_tensor() ? out->type().shape().element_count() : 0;
+    for (const ir::Instruction* inst : kernel.instructions) {
+      auto owner = plan.kernel_of.find(inst);
+      if (owner == plan.kernel_of.end() || owner->second != static_cast<int>(k)) continue;
+      for (size_t i = 0; i < inst->num_results(); ++i) {
+        const ir::Value* v = inst->result(i);
+        if (read_outside[k].contains(v) || must_materialize.contains(v) || users[v].empty() ||
+            inst == kernel.root()) {
+          kernel.outputs.push_back(v);
+        }
+      }
+    }
+    // Each input is read once, except that a broadcast in a loop or reduction kernel reads its
+    // operand once per element of its result.
+    std::unordered_map<const ir::Value*, int64_t> read;
     for (const ir::Instruction* inst : kernel.instructions) {
       for (const ir::Value* v : inst->operands()) {
         if (v->producer() != nullptr && inside.contains(v->producer())) continue;
-        // A broadcast input is read once per output element by a loop kernel.
-        int64_t read = Bytes(v);
-        if (kernel.kind == KernelKind::kLoop && inst->opcode() == Opcode::kBroadcastInDim &&
-            v->type().is_tensor()) {
-          read = out_elements * ir::StorageBytes(v->type().element_type());
+        int64_t bytes = Bytes(v);
+        if ((kernel.kind == KernelKind::kLoop || kernel.kind == KernelKind::kReduce) &&
+            inst->opcode() == Opcode::kBroadcastInDim && v->type().is_tensor()) {
+          bytes = inst->result()->type().shape().element_count() *
+                  ir::StorageBytes(v->type().element_type());
         }
-        if (seen.insert(v).second) {
+        auto [it, inserted] = read.emplace(v, bytes);
+        if (inserted) {
           kernel.inputs.push_back(v);
           kernel.bytes_minimum += Bytes(v);
+        } else {
+          it->second = std::max(it->second, bytes);
         }
-        kernel.bytes_moved += read;
       }
     }
-    for (size_t i = 0; i < kernel.root()->num_results(); ++i) {
-      kernel.bytes_moved += Bytes(kernel.root()->result(i));
-      kernel.bytes_minimum += Bytes(kernel.root()->result(i));
+    for (const auto& [v, bytes] : read) kernel.bytes_moved += bytes;
+    for (const ir::Value* v : kernel.outputs) {
+      kernel.bytes_moved += Bytes(v);
+      kernel.bytes_minimum += Bytes(v);
     }
-    plan.kernels.push_back(std::move(kernel));
   }
   return plan;
 }
@@ -232,15 +267,16 @@ std::string FusionPlan::ToDot(const std::string& name) const {
 }
 
 std::string FusionPlan::CostReport() const {
-  std::string out = "kernel  kind    instrs  root                  bytes_moved  bytes_min  ratio\n";
+  std::string out =
+      "kernel  kind    instrs  outs  root                  bytes_moved  bytes_min  ratio\n";
   int64_t moved = 0, minimum = 0;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const Kernel& kernel = kernels[k];
     moved += kernel.bytes_moved;
     minimum += kernel.bytes_minimum;
-    absl::StrAppend(&out, absl::StrFormat("%6d  %-6s  %6d  %-20s  %11d  %9d  %5.2f\n", k,
+    absl::StrAppend(&out, absl::StrFormat("%6d  %-6s  %6d  %4d  %-20s  %11d  %9d  %5.2f\n", k,
                                           std::string(KernelKindName(kernel.kind)),
-                                          kernel.instructions.size(),
+                                          kernel.instructions.size(), kernel.outputs.size(),
                                           std::string(ir::OpcodeName(kernel.root()->opcode())),
                                           kernel.bytes_moved, kernel.bytes_minimum,
                                           kernel.bytes_minimum > 0
@@ -257,9 +293,7 @@ std::string FusionPlan::CostReport() const {
       for (const ir::Value* v : kernels[k].inputs) {
         if (produced.contains(v)) cached += Bytes(v);
       }
-      for (size_t i = 0; i < kernels[k].root()->num_results(); ++i) {
-        produced.insert(kernels[k].root()->result(i));
-      }
+      produced.insert(kernels[k].outputs.begin(), kernels[k].outputs.end());
     }
     absl::StrAppend(&out, absl::StrFormat(
                               "row group: kernels %d-%d over %d rows (%d bytes per row), %d bytes "

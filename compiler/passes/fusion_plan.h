@@ -1,9 +1,11 @@
 // The fusion plan: which instructions of an entry computation run together as one kernel. It is a
 // side structure over the IR (the IR itself is unchanged, so the evaluator still runs it) shared by
 // the backends: loop kernels (elementwise, broadcast_in_dim, reshape, transpose, slice, convert,
-// select, iota, compare chains computed per output element), reduction kernels (one reduce with
-// a single-op body, its input producers fused), dot kernels, and single-instruction kernels for
-// everything else (control flow, sort, scatter, gather, collectives, custom calls, ...).
+// select, iota, compare chains computed per output element), reduction kernels (reduces with
+// a single-op body over one input space, their input producers fused, and their elementwise
+// epilogue over the output space), dot kernels, and single-instruction kernels for everything
+// else (control flow, sort, scatter, gather, collectives, custom calls, ...). Loop and reduction
+// kernels over the same space may have several outputs (multi-output fusion, kernel_merge.h).
 // Constants are not kernels: they are placed once and read by the kernels that use them.
 #ifndef EMBER_COMPILER_PASSES_FUSION_PLAN_H_
 #define EMBER_COMPILER_PASSES_FUSION_PLAN_H_
@@ -25,11 +27,16 @@ struct Kernel {
   // The kernel's instructions in program order; the last one is the root.
   std::vector<const ir::Instruction*> instructions;
   const ir::Instruction* root() const { return instructions.back(); }
+  // What the kernel writes, in program order: the root's results and the results of its other
+  // instructions that other kernels read or the program returns. A reduction kernel's reduce
+  // results read only by its own epilogue are not outputs.
+  std::vector<const ir::Value*> outputs;
   // Values read from outside the kernel (parameters, constants, other kernels' results), in
   // first-use order.
   std::vector<const ir::Value*> inputs;
   // Cost model (bytes): what the kernel reads and writes, and the least any implementation must
-  // (each input and output once). Broadcast inputs read more than once count once in `minimum`.
+  // (each input and output once). An input counts once however many instructions read it; one
+  // read through a broadcast counts once per broadcast element in `moved`, once in `minimum`.
   int64_t bytes_moved = 0;
   int64_t bytes_minimum = 0;
 };
@@ -65,8 +72,14 @@ struct FusionPlan {
   std::string CostReport() const;
 };
 
+struct FusionOptions {
+  // Sibling, producer-consumer and epilogue merges of loop and reduction kernels (kernel_merge.h).
+  bool multi_output = true;
+};
+
 FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop_fusible,
-                      const FusiblePredicate& reduce_fusible, const FusiblePredicate& dot_kernel);
+                      const FusiblePredicate& reduce_fusible, const FusiblePredicate& dot_kernel,
+                      const FusionOptions& options = {});
 
 }  // namespace ember::passes
 

@@ -94,9 +94,13 @@ std::unordered_map<const ir::Value*, bool> InputRowAccess(const Kernel& kernel, 
     auto [it, inserted] = aligned.emplace(v, ok);
     if (!inserted) it->second = it->second && ok;
   };
-  mark(kernel.root()->result(), true);
+  for (const ir::Value* v : kernel.outputs) mark(v, true);
   for (auto it = kernel.instructions.rbegin(); it != kernel.instructions.rend(); ++it) {
     const ir::Instruction* inst = *it;
+    if (inst->num_results() != 1) {
+      for (size_t i = 0; i < inst->operands().size(); ++i) mark(inst->operand(i), false);
+      continue;
+    }
     auto state = aligned.find(inst->result());
     const bool row_read = state != aligned.end() && state->second;
     for (size_t i = 0; i < inst->operands().size(); ++i) {
@@ -112,8 +116,34 @@ std::unordered_map<const ir::Value*, bool> InputRowAccess(const Kernel& kernel, 
 }
 
 bool SplitsKernel(const Kernel& kernel, int64_t rows) {
-  if (kernel.root()->num_results() != 1) return false;
-  return SplitsIntoRows(*kernel.root()->result(), rows);
+  if (kernel.outputs.empty()) return false;
+  for (const ir::Value* v : kernel.outputs) {
+    if (!SplitsIntoRows(*v, rows)) return false;
+  }
+  return true;
+}
+
+// Every reduce of the kernel keeps the row dims in front (so it reads row r's inputs for row r's
+// outputs); false when the kernel has none.
+bool ReducesPreserveRows(const Kernel& kernel, int64_t rows) {
+  bool any = false;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() != Opcode::kReduce) continue;
+    if (inst->num_results() != 1 || !PreservesRows(*inst, 0, rows)) return false;
+    any = true;
+  }
+  return any;
+}
+
+// The output element count of the kernel's reduces (the first one's), or -1.
+int64_t ReduceRows(const Kernel& kernel) {
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() == Opcode::kReduce) {
+      if (inst->num_results() != 1 || !inst->result()->type().is_tensor()) return -1;
+      return inst->result()->type().shape().element_count();
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -132,30 +162,25 @@ void PlanRowGroups(FusionPlan& plan, const std::vector<bool>& runs_by_rows, int6
   int k = 0;
   while (k < n) {
     const Kernel& start = plan.kernels[k];
-    if (!eligible(k) || start.kind != KernelKind::kReduce || start.root()->num_results() != 1 ||
-        !start.root()->result()->type().is_tensor()) {
+    const int64_t rows = start.kind == KernelKind::kReduce ? ReduceRows(start) : -1;
+    // The reduces' kept dims lead their input: they read row r's inputs for row r's outputs.
+    if (!eligible(k) || rows < min_rows || !ReducesPreserveRows(start, rows) ||
+        !SplitsKernel(start, rows)) {
       ++k;
       continue;
     }
-    const int64_t rows = start.root()->result()->type().shape().element_count();
-    // The reduce's kept dims lead its input: it reads row r's inputs for row r's outputs.
-    if (rows < min_rows || !PreservesRows(*start.root(), 0, rows)) {
-      ++k;
-      continue;
-    }
-    std::unordered_set<const ir::Value*> produced;
-    for (size_t i = 0; i < start.root()->num_results(); ++i) produced.insert(start.root()->result(i));
+    std::unordered_set<const ir::Value*> produced(start.outputs.begin(), start.outputs.end());
     int last = k;
     for (int j = k + 1; j < n; ++j) {
       const Kernel& next = plan.kernels[j];
       if (!eligible(j) || !SplitsKernel(next, rows)) break;
-      if (next.kind == KernelKind::kReduce && !PreservesRows(*next.root(), 0, rows)) break;
+      if (next.kind == KernelKind::kReduce && !ReducesPreserveRows(next, rows)) break;
       bool ok = true;
       for (const auto& [v, row_read] : InputRowAccess(next, rows)) {
         if (produced.contains(v) && !row_read) ok = false;
       }
       if (!ok) break;
-      for (size_t i = 0; i < next.root()->num_results(); ++i) produced.insert(next.root()->result(i));
+      produced.insert(next.outputs.begin(), next.outputs.end());
       last = j;
     }
     if (last > k) {

@@ -44,9 +44,8 @@ struct ValueInfo {
 
   ValueInfo(const ir::Computation& entry, const FusionPlan& plan) {
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      const ir::Instruction* root = plan.kernels[k].root();
-      for (size_t i = 0; i < root->num_results(); ++i) {
-        defined_by.emplace(root->result(i), static_cast<int>(k));
+      for (const ir::Value* v : plan.kernels[k].outputs) {
+        defined_by.emplace(v, static_cast<int>(k));
       }
     }
     if (const ir::Instruction* ret = entry.return_instruction()) {
@@ -89,9 +88,8 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 std::vector<std::vector<int>> KernelDependencies(const FusionPlan& plan) {
   std::unordered_map<const ir::Value*, int> defined_by;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    const ir::Instruction* root = plan.kernels[k].root();
-    for (size_t i = 0; i < root->num_results(); ++i) {
-      defined_by.emplace(root->result(i), static_cast<int>(k));
+    for (const ir::Value* v : plan.kernels[k].outputs) {
+      defined_by.emplace(v, static_cast<int>(k));
     }
   }
   std::vector<std::vector<int>> preds(plan.kernels.size());
@@ -156,9 +154,8 @@ std::vector<int> ListScheduleOver(const ir::Computation& entry, const FusionPlan
   }
   std::vector<int64_t> allocates(n, 0);
   for (int k = 0; k < n; ++k) {
-    const ir::Instruction* root = plan.kernels[k].root();
-    for (size_t i = 0; i < root->num_results(); ++i) {
-      if (info.InArena(root->result(i))) allocates[k] += ArenaBytes(root->result(i));
+    for (const ir::Value* v : plan.kernels[k].outputs) {
+      if (info.InArena(v)) allocates[k] += ArenaBytes(v);
     }
   }
   std::vector<int> position(n, -1);
@@ -211,9 +208,8 @@ std::vector<int> DfsScheduleOver(const ir::Computation& entry, const FusionPlan&
   // subtrees (shared subtrees count more than once; only the ranking matters).
   std::vector<int64_t> subtree(n, 0);
   for (int k : TopologicalOrder(preds)) {
-    const ir::Instruction* root = plan.kernels[k].root();
-    for (size_t i = 0; i < root->num_results(); ++i) {
-      subtree[k] = SaturatingAdd(subtree[k], ArenaBytes(root->result(i)));
+    for (const ir::Value* v : plan.kernels[k].outputs) {
+      subtree[k] = SaturatingAdd(subtree[k], ArenaBytes(v));
     }
     for (int p : preds[k]) subtree[k] = SaturatingAdd(subtree[k], subtree[p]);
   }

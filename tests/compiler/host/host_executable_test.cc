@@ -359,9 +359,10 @@ func.func @main(%w: tensor<784x10xf32>, %b: tensor<10xf32>, %x: tensor<100x784xf
   %30 = stablehlo.subtract %b, %29 : tensor<10xf32>
   return %27, %30 : tensor<784x10xf32>, tensor<10xf32>
 })", kDotTolerance);
-  // dot | bias add | reduce max | exp(x - max) | reduce sum | exp/sum - y | reduce over batch |
-  // dot | w update (transpose fused) | b update.
-  EXPECT_EQ(o.kernels, 10);
+  // dot | bias add (written) with its row max | exp(x - max) (written) with its row sum |
+  // exp/sum - y (written) with its sum over the batch and the b update as epilogue | dot |
+  // w update (transpose fused). Without multi-output fusion: 10 kernels.
+  EXPECT_EQ(o.kernels, 6);
 }
 
 TEST(HostExecutableTest, FallbackOpsRunThroughTheOpTable) {
@@ -422,7 +423,8 @@ func.func @main(%x: tensor<96x40xf32>) -> (tensor<96x40xf32>, tensor<96xf32>) {
   return %r, %m : tensor<96x40xf32>, tensor<96xf32>
 })";
   ExpectSameResults(softmax, Tolerance{/*ulps=*/8, /*n=*/40, /*scale=*/1});
-  EXPECT_NE(CompiledCostReport(softmax).find("row group: kernels 0-3 over 96 rows"),
+  // max | exp(x - max) with its row sum | divide
+  EXPECT_NE(CompiledCostReport(softmax).find("row group: kernels 0-2 over 96 rows"),
             std::string::npos)
       << CompiledCostReport(softmax);
   const std::string layernorm = R"(
@@ -486,6 +488,107 @@ func.func @main(%x: )", t, R"() -> ()", t, ", ", t, R"(, tensor<f32>, tensor<f32
   return %mx, %mn, %r1, %r2 : )", t, ", ", t, R"(, tensor<f32>, tensor<f32>
 })"));
   }
+}
+
+// Every kernel of the compiled plan runs on the fast kernels (none through the op table).
+void ExpectAllFast(const std::string& text, int64_t kernels) {
+  const std::string report = CompiledCostReport(text);
+  EXPECT_NE(report.find(absl::StrCat("fast kernels: ", kernels, " of ", kernels)), std::string::npos)
+      << report;
+}
+
+TEST(HostExecutableTest, SiblingReductionsWithEpiloguesMatchTheEvaluator) {
+  // Row statistics of a 512x160 array (rows split across threads, each range running its
+  // epilogue): sum, sum of squares and max in one pass; mean and rsqrt(var + eps) as epilogues.
+  const std::string rows = R"(
+func.func @main(%x: tensor<512x160xf32>) -> (tensor<512xf32>, tensor<512x1xf32>, tensor<512xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %inv = stablehlo.constant dense<0.00625> : tensor<512xf32>
+  %eps = stablehlo.constant dense<1.0e-3> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<512x160xf32>, tensor<f32>) -> tensor<512xf32>
+  %sq = stablehlo.multiply %x, %x : tensor<512x160xf32>
+  %s2 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<512x160xf32>, tensor<f32>) -> tensor<512xf32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<512x160xf32>, tensor<f32>) -> tensor<512xf32>
+  %mean = stablehlo.multiply %s, %inv : tensor<512xf32>
+  %ex2 = stablehlo.multiply %s2, %inv : tensor<512xf32>
+  %mm = stablehlo.multiply %mean, %mean : tensor<512xf32>
+  %var = stablehlo.subtract %ex2, %mm : tensor<512xf32>
+  %eb = stablehlo.broadcast_in_dim %eps, dims = [] : (tensor<f32>) -> tensor<512xf32>
+  %ve = stablehlo.add %var, %eb : tensor<512xf32>
+  %r = stablehlo.rsqrt %ve : tensor<512xf32>
+  %r1 = stablehlo.reshape %r : (tensor<512xf32>) -> tensor<512x1xf32>
+  return %mean, %r1, %m : tensor<512xf32>, tensor<512x1xf32>, tensor<512xf32>
+})";
+  Outcome o = ExpectSameResults(rows, Tolerance{/*ulps=*/8, /*n=*/160, /*scale=*/9});
+  EXPECT_EQ(o.kernels, 1);
+  ExpectAllFast(rows, 1);
+  // Column statistics (the input split across threads into partial results): sum and sum of
+  // exp over the rows of a 300x512 array, and their quotient.
+  const std::string cols = R"(
+func.func @main(%x: tensor<300x512xf32>) -> (tensor<512xf32>, tensor<512xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<300x512xf32>, tensor<f32>) -> tensor<512xf32>
+  %e = stablehlo.exponential %x : tensor<300x512xf32>
+  %se = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<300x512xf32>, tensor<f32>) -> tensor<512xf32>
+  %q = stablehlo.subtract %se, %s : tensor<512xf32>
+  return %s, %q : tensor<512xf32>, tensor<512xf32>
+})";
+  o = ExpectSameResults(cols, Tolerance{/*ulps=*/8, /*n=*/300, /*scale=*/24});
+  EXPECT_EQ(o.kernels, 1);
+  ExpectAllFast(cols, 1);
+  // Full reductions to scalars with a scalar epilogue, and integers (exact).
+  const std::string full = R"(
+func.func @main(%x: tensor<70000xf32>, %i: tensor<40x30xi32>) -> (tensor<f32>, tensor<40xi32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %two = stablehlo.constant dense<2.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<70000xf32>, tensor<f32>) -> tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [0] : (tensor<70000xf32>, tensor<f32>) -> tensor<f32>
+  %s2 = stablehlo.multiply %s, %two : tensor<f32>
+  %r = stablehlo.add %s2, %m : tensor<f32>
+  %izero = stablehlo.constant dense<0> : tensor<i32>
+  %imin = stablehlo.constant dense<-2147483648> : tensor<i32>
+  %is = stablehlo.reduce(%i init: %izero) applies stablehlo.add across dimensions = [1] : (tensor<40x30xi32>, tensor<i32>) -> tensor<40xi32>
+  %im = stablehlo.reduce(%i init: %imin) applies stablehlo.maximum across dimensions = [1] : (tensor<40x30xi32>, tensor<i32>) -> tensor<40xi32>
+  %ir = stablehlo.subtract %is, %im : tensor<40xi32>
+  return %r, %ir : tensor<f32>, tensor<40xi32>
+})";
+  o = ExpectSameResults(full, Tolerance{/*ulps=*/8, /*n=*/70000, /*scale=*/4});
+  EXPECT_EQ(o.kernels, 2);
+  ExpectAllFast(full, 2);
+}
+
+TEST(HostExecutableTest, MultiOutputLoopsMatchTheEvaluator) {
+  // Sibling loops over x, a consumer of both (read elementwise), and exp(x) written by the row
+  // sum that reads it: two kernels, five outputs.
+  const std::string text = R"(
+func.func @main(%x: tensor<96x200xf32>, %y: tensor<96x200xf32>) -> (tensor<96x200xf32>, tensor<96x200xf32>, tensor<96x200xf32>, tensor<96x200xf32>, tensor<96xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %a = stablehlo.tanh %x : tensor<96x200xf32>
+  %b = stablehlo.multiply %x, %y : tensor<96x200xf32>
+  %c = stablehlo.subtract %a, %b : tensor<96x200xf32>
+  %e = stablehlo.exponential %y : tensor<96x200xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<96x200xf32>, tensor<f32>) -> tensor<96xf32>
+  return %a, %b, %c, %e, %s : tensor<96x200xf32>, tensor<96x200xf32>, tensor<96x200xf32>, tensor<96x200xf32>, tensor<96xf32>
+})";
+  Outcome o = ExpectSameResults(text, Tolerance{/*ulps=*/8, /*n=*/200, /*scale=*/24});
+  EXPECT_LE(o.kernels, 2);
+  ExpectAllFast(text, o.kernels);
+}
+
+TEST(HostExecutableTest, ReductionOverAnEmptyDimRunsItsEpilogue) {
+  const std::string text = R"(
+func.func @main(%x: tensor<4x0xf32>) -> tensor<4xf32> {
+  %one = stablehlo.constant dense<1.5> : tensor<f32>
+  %c = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %s = stablehlo.reduce(%x init: %one) applies stablehlo.add across dimensions = [1] : (tensor<4x0xf32>, tensor<f32>) -> tensor<4xf32>
+  %r = stablehlo.multiply %s, %c : tensor<4xf32>
+  return %r : tensor<4xf32>
+})";
+  Outcome o = ExpectSameResults(text);
+  ASSERT_EQ(o.values.size(), 1u);
+  for (float v : o.values[0].array.data<float>().value()) EXPECT_EQ(v, 3.0f);
 }
 
 TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {

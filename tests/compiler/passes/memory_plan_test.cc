@@ -249,7 +249,10 @@ func.func @main(%w: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<f32>) {
   return %0, %1 : tensor<1024xf32>, tensor<f32>
 })");
   ASSERT_NE(m, nullptr);
-  FusionPlan plan = Fused(*m);
+  // Two kernels (multi-output fusion would make the sum and the doubling one kernel over w).
+  FusionOptions separate;
+  separate.multi_output = false;
+  FusionPlan plan = PlanFusion(*m->entry(), Elementwise, IsReduce, IsDot, separate);
   ASSERT_EQ(plan.kernels.size(), 2u);
   const IoAlias donation{0, 0};
   BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});

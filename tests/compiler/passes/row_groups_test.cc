@@ -48,8 +48,10 @@ bool Loop(const ir::Instruction& inst) {
 bool Reduce(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kReduce; }
 bool Dot(const ir::Instruction& inst) { return inst.opcode() == ir::Opcode::kDotGeneral; }
 
+// Without multi-output merges: these tests are about grouping single-output kernels
+// (kernel_merge_test.cc has row groups over merged kernels).
 FusionPlan Plan(const ir::Module& m, std::vector<bool> by_rows = {}) {
-  FusionPlan plan = PlanFusion(*m.entry(), Loop, Reduce, Dot);
+  FusionPlan plan = PlanFusion(*m.entry(), Loop, Reduce, Dot, {.multi_output = false});
   if (by_rows.empty()) by_rows.assign(plan.kernels.size(), true);
   PlanRowGroups(plan, by_rows, /*min_rows=*/16);
   return plan;
