@@ -102,9 +102,11 @@ std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   for (const auto& p : entry.parameters()) {
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     if (p->type().element_type() == ir::ElementType::kF64) {
-      for (double& x : lit.mutable_data<double>().value()) x = d(rng);
+      const absl::Span<double> data = lit.mutable_data<double>().value();
+      for (double& x : data) x = d(rng);
     } else {
-      for (float& x : lit.mutable_data<float>().value()) x = static_cast<float>(d(rng));
+      const absl::Span<float> data = lit.mutable_data<float>().value();
+      for (float& x : data) x = static_cast<float>(d(rng));
     }
     args.push_back(EvalValue::Array(std::move(lit)));
   }

@@ -588,7 +588,8 @@ func.func @main(%x: tensor<4x0xf32>) -> tensor<4xf32> {
 })";
   Outcome o = ExpectSameResults(text);
   ASSERT_EQ(o.values.size(), 1u);
-  for (float v : o.values[0].array.data<float>().value()) EXPECT_EQ(v, 3.0f);
+  const absl::Span<const float> values = o.values[0].array.data<float>().value();
+  for (float v : values) EXPECT_EQ(v, 3.0f);
 }
 
 TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
