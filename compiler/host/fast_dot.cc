@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/host/fast_gemm.h"
 #include "compiler/host/fast_kernels.h"
+#include "compiler/passes/rewrite.h"
 
 #define EMBER_GEMM_NS gemm_base
 #include "compiler/host/fast_gemm.inc"
@@ -29,12 +30,6 @@ namespace {
 bool UseAvx2() {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return avx2;
-}
-
-const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
-  const ir::Attribute* a = inst.attribute(name);
-  if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) return nullptr;
-  return &a->ints;
 }
 
 bool IsRowMajor(const ir::ValueType& t) {
@@ -138,7 +133,7 @@ bool DotSupported(const ir::Instruction& inst) {
   if (!IsRowMajor(t)) return false;
   for (const char* name : {"lhs_batching_dimensions", "rhs_batching_dimensions",
                            "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
-    if (Ints(inst, name) == nullptr && inst.attribute(name) != nullptr) return false;
+    if (passes::IntsAttribute(inst, name) == nullptr && inst.attribute(name) != nullptr) return false;
   }
   return true;
 }
@@ -149,7 +144,7 @@ absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instructi
   }
   static const std::vector<int64_t> kNone;
   auto get = [&](const char* name) -> const std::vector<int64_t>& {
-    const std::vector<int64_t>* v = Ints(inst, name);
+    const std::vector<int64_t>* v = passes::IntsAttribute(inst, name);
     return v != nullptr ? *v : kNone;
   };
   const std::vector<int64_t>& lb = get("lhs_batching_dimensions");

@@ -12,6 +12,7 @@
 #include "compiler/host/eval_elementwise.h"
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/fast_math.h"
+#include "compiler/passes/rewrite.h"
 
 namespace ember::host::fast {
 
@@ -43,12 +44,6 @@ bool DenseTensor(const ir::Value* v) {
   // Row-major only (the IR's default layout).
   absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
   return plain.ok() && *plain == v->type().shape();
-}
-
-const std::vector<int64_t>* IntsAttr(const ir::Instruction& inst, std::string_view name) {
-  const ir::Attribute* a = inst.attribute(name);
-  if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) return nullptr;
-  return &a->ints;
 }
 
 int CompareDirection(const ir::Instruction& inst) {
@@ -132,7 +127,7 @@ bool LoopFusible(const ir::Instruction& inst) {
   const int64_t rank = inst.result()->type().shape().rank();
   switch (inst.opcode()) {
     case Opcode::kBroadcastInDim: {
-      const std::vector<int64_t>* dims = IntsAttr(inst, "broadcast_dimensions");
+      const std::vector<int64_t>* dims = passes::IntsAttribute(inst, "broadcast_dimensions");
       if (dims == nullptr || dims->size() != inst.operand(0)->type().dims().size()) return false;
       for (int64_t d : *dims) {
         if (d < 0 || d >= rank) return false;
@@ -144,12 +139,12 @@ bool LoopFusible(const ir::Instruction& inst) {
                  inst.result()->type().shape().element_count() &&
              inst.operand(0)->type().element_type() == inst.result()->type().element_type();
     case Opcode::kTranspose: {
-      const std::vector<int64_t>* perm = IntsAttr(inst, "permutation");
+      const std::vector<int64_t>* perm = passes::IntsAttribute(inst, "permutation");
       return perm != nullptr && static_cast<int64_t>(perm->size()) == rank;
     }
     case Opcode::kSlice: {
-      const std::vector<int64_t>* start = IntsAttr(inst, "start_indices");
-      const std::vector<int64_t>* strides = IntsAttr(inst, "strides");
+      const std::vector<int64_t>* start = passes::IntsAttribute(inst, "start_indices");
+      const std::vector<int64_t>* strides = passes::IntsAttribute(inst, "strides");
       return start != nullptr && static_cast<int64_t>(start->size()) == rank &&
              (strides == nullptr || static_cast<int64_t>(strides->size()) == rank);
     }
@@ -982,7 +977,7 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
         node.kind = NodeKind::kMap;
         const auto& od = inst->operand(0)->type().dims();
         const std::vector<int64_t> os = RowMajorStrides(od);
-        const std::vector<int64_t>& bd = *IntsAttr(*inst, "broadcast_dimensions");
+        const std::vector<int64_t>& bd = *passes::IntsAttribute(*inst, "broadcast_dimensions");
         node.src_stride.assign(out_dims.size(), 0);
         for (size_t j = 0; j < bd.size(); ++j) {
           if (od[j] != 1) node.src_stride[bd[j]] = os[j];
@@ -993,15 +988,15 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
       case Opcode::kTranspose: {
         node.kind = NodeKind::kMap;
         const std::vector<int64_t> os = RowMajorStrides(inst->operand(0)->type().dims());
-        const std::vector<int64_t>& perm = *IntsAttr(*inst, "permutation");
+        const std::vector<int64_t>& perm = *passes::IntsAttribute(*inst, "permutation");
         for (int64_t p : perm) node.src_stride.push_back(os[p]);
         break;
       }
       case Opcode::kSlice: {
         node.kind = NodeKind::kMap;
         const std::vector<int64_t> os = RowMajorStrides(inst->operand(0)->type().dims());
-        const std::vector<int64_t>& start = *IntsAttr(*inst, "start_indices");
-        const std::vector<int64_t>* strides = IntsAttr(*inst, "strides");
+        const std::vector<int64_t>& start = *passes::IntsAttribute(*inst, "start_indices");
+        const std::vector<int64_t>* strides = passes::IntsAttribute(*inst, "strides");
         for (size_t d = 0; d < out_dims.size(); ++d) {
           const int64_t s = strides != nullptr ? (*strides)[d] : 1;
           node.src_stride.push_back(os[d] * s);
@@ -1054,10 +1049,10 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
   if (kernel.outputs.empty()) return absl::UnimplementedError("a kernel without outputs");
   if (!reduces.empty()) {
     const ir::Instruction* first = reduces.front();
-    const std::vector<int64_t>* dims = IntsAttr(*first, "dimensions");
+    const std::vector<int64_t>* dims = passes::IntsAttribute(*first, "dimensions");
     if (dims == nullptr) return unsupported(*first);
     for (const ir::Instruction* reduce : reduces) {
-      const std::vector<int64_t>* rd = IntsAttr(*reduce, "dimensions");
+      const std::vector<int64_t>* rd = passes::IntsAttribute(*reduce, "dimensions");
       if (rd == nullptr || *rd != *dims ||
           reduce->operand(0)->type().dims() != first->operand(0)->type().dims() ||
           reduce->result()->type().dims() != first->result()->type().dims()) {

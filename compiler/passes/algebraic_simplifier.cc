@@ -74,12 +74,6 @@ bool IsZeroFor(const ir::Value* value, bool float_needs_negative) {
   return IsSplat(value, Splat::kPositiveZero);
 }
 
-const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
-  const ir::Attribute* a = inst.attribute(name);
-  if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) return nullptr;
-  return &a->ints;
-}
-
 bool IsIota(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] != static_cast<int64_t>(i)) return false;
@@ -118,12 +112,12 @@ ir::Value* Simplify(ir::Instruction& inst) {
     case Opcode::kConvert:
       return same(inst.operand(0));
     case Opcode::kTranspose: {
-      const std::vector<int64_t>* perm = Ints(inst, "permutation");
+      const std::vector<int64_t>* perm = IntsAttribute(inst, "permutation");
       if (perm != nullptr && IsIota(*perm)) return same(inst.operand(0));
       return nullptr;
     }
     case Opcode::kSlice: {
-      const std::vector<int64_t>* strides = Ints(inst, "strides");
+      const std::vector<int64_t>* strides = IntsAttribute(inst, "strides");
       if (strides != nullptr) {
         for (int64_t s : *strides) {
           if (s != 1) return nullptr;
@@ -132,12 +126,12 @@ ir::Value* Simplify(ir::Instruction& inst) {
       return same(inst.operand(0));  // same type with unit strides: the whole operand
     }
     case Opcode::kBroadcastInDim: {
-      const std::vector<int64_t>* dims = Ints(inst, "broadcast_dimensions");
+      const std::vector<int64_t>* dims = IntsAttribute(inst, "broadcast_dimensions");
       if (dims == nullptr) return nullptr;
       ir::Value* x = inst.operand(0);
       const ir::Instruction* inner = x->producer();
       if (inner != nullptr && inner->opcode() == Opcode::kBroadcastInDim) {
-        const std::vector<int64_t>* inner_dims = Ints(*inner, "broadcast_dimensions");
+        const std::vector<int64_t>* inner_dims = IntsAttribute(*inner, "broadcast_dimensions");
         if (inner_dims != nullptr) {
           std::vector<int64_t> composed;
           for (int64_t d : *inner_dims) {
@@ -146,7 +140,7 @@ ir::Value* Simplify(ir::Instruction& inst) {
           }
           inst.set_operand(0, inner->operand(0));
           inst.mutable_attributes().Set("broadcast_dimensions", ir::Attribute::Ints(composed));
-          dims = Ints(inst, "broadcast_dimensions");
+          dims = IntsAttribute(inst, "broadcast_dimensions");
           x = inst.operand(0);
         }
       }
@@ -163,7 +157,7 @@ ir::Value* Simplify(ir::Instruction& inst) {
 // gives it the transpose's type. Returns the rewritten product, or null.
 ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
                                 const std::unordered_map<const ir::Value*, int64_t>& uses) {
-  const std::vector<int64_t>* perm = Ints(transpose, "permutation");
+  const std::vector<int64_t>* perm = IntsAttribute(transpose, "permutation");
   if (perm == nullptr || *perm != std::vector<int64_t>{1, 0}) return nullptr;
   ir::Value* product = transpose.operand(0);
   ir::Instruction* dot = product->producer();
@@ -181,11 +175,11 @@ ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
     }
   }
   for (const char* batch : {"lhs_batching_dimensions", "rhs_batching_dimensions"}) {
-    const std::vector<int64_t>* b = Ints(*dot, batch);
+    const std::vector<int64_t>* b = IntsAttribute(*dot, batch);
     if (b != nullptr && !b->empty()) return nullptr;
   }
-  const std::vector<int64_t>* lc = Ints(*dot, "lhs_contracting_dimensions");
-  const std::vector<int64_t>* rc = Ints(*dot, "rhs_contracting_dimensions");
+  const std::vector<int64_t>* lc = IntsAttribute(*dot, "lhs_contracting_dimensions");
+  const std::vector<int64_t>* rc = IntsAttribute(*dot, "rhs_contracting_dimensions");
   if (lc == nullptr || rc == nullptr) return nullptr;
   const ir::Value* lhs = dot->operand(0);
   const ir::Value* rhs = dot->operand(1);

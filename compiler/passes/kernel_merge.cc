@@ -4,6 +4,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "compiler/passes/rewrite.h"
+
 namespace ember::passes {
 namespace {
 
@@ -11,11 +13,6 @@ using ir::Opcode;
 
 int64_t Count(const ir::Value* v) {
   return v->type().is_tensor() ? v->type().shape().element_count() : -1;
-}
-
-const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
-  const ir::Attribute* a = inst.attribute(name);
-  return a != nullptr && a->kind == ir::Attribute::Kind::kInts ? &a->ints : nullptr;
 }
 
 // Does `inst` read operand `i` at its own linear index (element k of the result reads element k
@@ -29,7 +26,7 @@ bool IdentityRead(const ir::Instruction& inst, size_t i) {
       return Count(in) == Count(out);
     case Opcode::kBroadcastInDim: {
       // Only size-1 dims added, the operand's dims kept in order.
-      const std::vector<int64_t>* dims = Ints(inst, "broadcast_dimensions");
+      const std::vector<int64_t>* dims = IntsAttribute(inst, "broadcast_dimensions");
       if (dims == nullptr || Count(in) != Count(out)) return false;
       for (size_t j = 1; j < dims->size(); ++j) {
         if ((*dims)[j] <= (*dims)[j - 1]) return false;
@@ -93,8 +90,8 @@ Info Analyze(const Kernel& kernel, int self,
       if (r->num_results() != 1 || r->operands().size() != 2 ||
           r->operand(0)->type().dims() != first->operand(0)->type().dims() ||
           r->result()->type().dims() != first->result()->type().dims() ||
-          Ints(*r, "dimensions") == nullptr || Ints(*first, "dimensions") == nullptr ||
-          *Ints(*r, "dimensions") != *Ints(*first, "dimensions")) {
+          IntsAttribute(*r, "dimensions") == nullptr || IntsAttribute(*first, "dimensions") == nullptr ||
+          *IntsAttribute(*r, "dimensions") != *IntsAttribute(*first, "dimensions")) {
         return info;
       }
     }
@@ -199,7 +196,7 @@ class Merger {
       if (a_reduce && b_reduce) {
         const ir::Instruction* ra = A.reduces.front();
         const ir::Instruction* rb = B.reduces.front();
-        if (*Ints(*ra, "dimensions") != *Ints(*rb, "dimensions") ||
+        if (*IntsAttribute(*ra, "dimensions") != *IntsAttribute(*rb, "dimensions") ||
             ra->result()->type().dims() != rb->result()->type().dims()) {
           return false;
         }

@@ -183,4 +183,10 @@ absl::Status RebuildComputation(ir::Computation& computation, const EmitFn& emit
   return absl::OkStatus();
 }
 
+const std::vector<int64_t>* IntsAttribute(const ir::Instruction& instruction,
+                                          std::string_view name) {
+  const ir::Attribute* a = instruction.attribute(name);
+  return a != nullptr && a->kind == ir::Attribute::Kind::kInts ? &a->ints : nullptr;
+}
+
 }  // namespace ember::passes

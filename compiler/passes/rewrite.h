@@ -29,6 +29,10 @@ std::unordered_map<const ir::Value*, int64_t> CountUses(const ir::Module& module
 // side effects, collectives, randomness, host callbacks, tokens.
 bool HasSideEffects(const ir::Instruction& instruction);
 
+// The integer-list attribute `name` of `instruction` (kind kInts), else null.
+const std::vector<int64_t>* IntsAttribute(const ir::Instruction& instruction,
+                                          std::string_view name);
+
 // The value of `v` when a constant instruction produces it, else null.
 const ir::Literal* ConstantLiteral(const ir::Value* v);
 

@@ -3,6 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/passes/rewrite.h"
+
 namespace ember::passes {
 namespace {
 
@@ -19,11 +21,6 @@ int RowPrefix(const std::vector<int64_t>& dims, int64_t rows) {
   return -1;
 }
 
-const std::vector<int64_t>* Ints(const ir::Instruction& inst, std::string_view name) {
-  const ir::Attribute* a = inst.attribute(name);
-  return a != nullptr && a->kind == ir::Attribute::Kind::kInts ? &a->ints : nullptr;
-}
-
 // Does row r of `inst`'s result read operand `i` only within the operand's row r?
 bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
   const ir::Value* out = inst.result();
@@ -37,7 +34,7 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
     case Opcode::kReshape:
       return in->type().shape().element_count() == out->type().shape().element_count();
     case Opcode::kBroadcastInDim: {
-      const std::vector<int64_t>* bd = Ints(inst, "broadcast_dimensions");
+      const std::vector<int64_t>* bd = IntsAttribute(inst, "broadcast_dimensions");
       if (bd == nullptr || static_cast<int>(bd->size()) < p) return false;
       for (int j = 0; j < p; ++j) {
         if ((*bd)[j] != j || id[j] != od[j]) return false;
@@ -45,7 +42,7 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
       return true;
     }
     case Opcode::kTranspose: {
-      const std::vector<int64_t>* perm = Ints(inst, "permutation");
+      const std::vector<int64_t>* perm = IntsAttribute(inst, "permutation");
       if (perm == nullptr || static_cast<int>(perm->size()) < p) return false;
       for (int j = 0; j < p; ++j) {
         if ((*perm)[j] != j) return false;
@@ -53,8 +50,8 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
       return true;
     }
     case Opcode::kSlice: {
-      const std::vector<int64_t>* start = Ints(inst, "start_indices");
-      const std::vector<int64_t>* strides = Ints(inst, "strides");
+      const std::vector<int64_t>* start = IntsAttribute(inst, "start_indices");
+      const std::vector<int64_t>* strides = IntsAttribute(inst, "strides");
       if (start == nullptr || static_cast<int>(id.size()) < p) return false;
       for (int j = 0; j < p; ++j) {
         if ((*start)[j] != 0 || id[j] != od[j]) return false;
@@ -65,7 +62,7 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
     case Opcode::kReduce:
       // Trailing reductions only (the backend's row kernels): the kept dims lead.
       if (i != 0) return false;
-      if (const std::vector<int64_t>* dims = Ints(inst, "dimensions")) {
+      if (const std::vector<int64_t>* dims = IntsAttribute(inst, "dimensions")) {
         for (int64_t d : *dims) {
           if (d < p) return false;
         }

@@ -21,6 +21,7 @@
 #include "compiler/host/evaluator.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/verifier.h"
+#include "tests/compiler/parse_module.h"
 
 namespace ember::host {
 namespace {
@@ -83,17 +84,7 @@ std::string Program(const Conv& c) {
       "  return %0 : ", res, "\n}\n");
 }
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto tree = frontend::ParseMlirText(text, "test.mlir");
-  EXPECT_TRUE(tree.ok()) << tree.status() << "\n" << text;
-  if (!tree.ok()) return nullptr;
-  auto module = frontend::ImportModule(**tree);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  const absl::Status verified = ir::Verify(**module);
-  EXPECT_TRUE(verified.ok()) << verified << "\n" << text;
-  return *std::move(module);
-}
+using ::ember::test_util::Parse;
 
 std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   std::mt19937 rng(seed);

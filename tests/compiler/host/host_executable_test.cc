@@ -27,20 +27,12 @@
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
+#include "tests/compiler/parse_module.h"
 
 namespace ember::host {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto tree = frontend::ParseMlirText(text, "test.mlir");
-  EXPECT_TRUE(tree.ok()) << tree.status();
-  if (!tree.ok()) return nullptr;
-  auto module = frontend::ImportModule(**tree);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  EXPECT_TRUE(ir::Verify(**module).ok());
-  return *std::move(module);
-}
+using ::ember::test_util::Parse;
 
 std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   std::mt19937 rng(seed);

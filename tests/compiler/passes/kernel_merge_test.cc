@@ -14,22 +14,14 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/row_groups.h"
+#include "tests/compiler/parse_module.h"
 
 namespace ember::passes {
 namespace {
 
 using ir::Opcode;
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto tree = frontend::ParseMlirText(text, "test.mlir");
-  EXPECT_TRUE(tree.ok()) << tree.status();
-  if (!tree.ok()) return nullptr;
-  auto module = frontend::ImportModule(**tree);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  EXPECT_TRUE(ir::Verify(**module).ok());
-  return *std::move(module);
-}
+using ::ember::test_util::Parse;
 
 bool Loop(const ir::Instruction& inst) {
   switch (inst.opcode()) {

@@ -13,20 +13,12 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/pass.h"
+#include "tests/compiler/parse_module.h"
 
 namespace ember::passes {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto tree = frontend::ParseMlirText(text, "test.mlir");
-  EXPECT_TRUE(tree.ok()) << tree.status();
-  if (!tree.ok()) return nullptr;
-  auto module = frontend::ImportModule(**tree);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  EXPECT_TRUE(ir::Verify(**module).ok());
-  return *std::move(module);
-}
+using ::ember::test_util::Parse;
 
 // Random arguments for the entry's parameters (f32 in [-2, 2], integers in [-50, 50]).
 std::vector<host::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {

@@ -14,21 +14,12 @@
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/host/evaluator.h"
 #include "compiler/ir/verifier.h"
+#include "tests/compiler/parse_module.h"
 
 namespace ember::passes {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto tree = frontend::ParseMlirText(text, "test.mlir");
-  EXPECT_TRUE(tree.ok()) << tree.status();
-  if (!tree.ok()) return nullptr;
-  auto module = frontend::ImportModule(**tree);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  absl::Status verified = ir::Verify(**module);
-  EXPECT_TRUE(verified.ok()) << verified;
-  return *std::move(module);
-}
+using ::ember::test_util::Parse;
 
 ir::ValueType T(ir::ElementType e, std::vector<int64_t> dims) {
   return ir::ValueType::Tensor(ir::Shape::Make(e, dims).value());
