@@ -30,6 +30,11 @@ struct SpmdProgram::Step {
 
 namespace {
 
+using ir::printed::MatchClose;
+using ir::printed::ReadInt;
+using ir::printed::ReadQuoted;
+using ir::printed::SkipSpace;
+
 constexpr char kManualTarget[] = "sdy.manual_computation";
 
 bool IsManual(const ir::Instruction& inst) {
@@ -43,31 +48,6 @@ std::string StringAttr(const ir::AttributeMap& attrs, std::string_view name) {
   const ir::Attribute* a = attrs.Find(name);
   if (a == nullptr || a->kind != ir::Attribute::Kind::kString) return "";
   return a->s;
-}
-
-// Reads a quoted name at text[pos] == '"'; advances pos past the closing quote.
-std::string ReadQuoted(const std::string& text, size_t& pos) {
-  std::string out;
-  ++pos;
-  while (pos < text.size() && text[pos] != '"') {
-    if (text[pos] == '\\' && pos + 1 < text.size()) ++pos;
-    out.push_back(text[pos++]);
-  }
-  ++pos;
-  return out;
-}
-
-void SkipSpace(const std::string& text, size_t& pos) {
-  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-}
-
-absl::StatusOr<int64_t> ReadInt(const std::string& text, size_t& pos) {
-  SkipSpace(text, pos);
-  size_t start = pos;
-  if (pos < text.size() && text[pos] == '-') ++pos;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-  if (start == pos) return absl::InvalidArgumentError(absl::StrCat("expected an integer in '", text, "'"));
-  return std::stoll(text.substr(start, pos - start));
 }
 
 // Parses one sharding starting at the '@' of its mesh reference; pos ends after its dims list.
@@ -179,26 +159,6 @@ absl::StatusOr<std::vector<int64_t>> ShardOffsets(absl::Span<const int64_t> glob
   return offsets;
 }
 
-// Index of the bracket closing the one at text[open] ('<', '[', '{' or '('), skipping nested
-// brackets and quoted strings; npos when unbalanced.
-size_t MatchClose(const std::string& text, size_t open) {
-  int depth = 0;
-  for (size_t i = open; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-      continue;
-    }
-    if (c == '<' || c == '[' || c == '{' || c == '(') ++depth;
-    if (c == '>' || c == ']' || c == '}' || c == ')') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::string::npos;
-}
-
 // The generic printed form of #sdy.sharding: mesh_or_ref = @m, dim_shardings = [
 // #sdy.dimension_sharding<axes = [#sdy.axis_ref<name = "x", ...>, ...], ...>, ...].
 absl::StatusOr<SdySharding> ParseGenericSharding(const std::string& text) {
@@ -260,134 +220,11 @@ absl::StatusOr<ir::Shape> ShapeOf(ir::ElementType type, absl::Span<const int64_t
 
 }  // namespace
 
-int64_t SdyMesh::size() const {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
-
-absl::StatusOr<std::vector<int64_t>> SdyMesh::Coordinates(int64_t id) const {
-  int64_t position = id;
-  if (!device_ids.empty()) {
-    auto it = std::find(device_ids.begin(), device_ids.end(), id);
-    if (it == device_ids.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("device ", id, " is not in the mesh"));
-    }
-    position = it - device_ids.begin();
-  }
-  if (position < 0 || position >= size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device ", id, " is outside a mesh of ", size(), " devices"));
-  }
-  std::vector<int64_t> coords(sizes.size());
-  for (int64_t a = static_cast<int64_t>(sizes.size()) - 1; a >= 0; --a) {
-    coords[a] = position % sizes[a];
-    position /= sizes[a];
-  }
-  return coords;
-}
-
 std::vector<std::string> ParseQuotedNames(const std::string& text) {
   std::vector<std::string> names;
   size_t pos = 0;
   while ((pos = text.find('"', pos)) != std::string::npos) names.push_back(ReadQuoted(text, pos));
   return names;
-}
-
-absl::StatusOr<SdyMesh> ParseSdyMesh(const std::string& text) {
-  SdyMesh mesh;
-  if (text.find("mesh_axis") != std::string::npos) {
-    // Generic form: axes = [#sdy.mesh_axis<name = "x", size = 2>, ...], device_ids = [...].
-    const std::string marker = "#sdy.mesh_axis<";
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
-      const size_t close = MatchClose(text, at + marker.size() - 1);
-      if (close == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' is unbalanced"));
-      }
-      const std::string axis = text.substr(at, close - at);
-      size_t n = axis.find("name = \"");
-      size_t z = axis.find("size = ");
-      if (n == std::string::npos || z == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': bad axis"));
-      }
-      n += 7;
-      mesh.axes.push_back(ReadQuoted(axis, n));
-      z += 7;
-      EMBER_ASSIGN_OR_RETURN(int64_t size, ReadInt(axis, z));
-      if (size < 1) return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': axis size ", size));
-      mesh.sizes.push_back(size);
-    }
-    size_t pos = text.rfind("device_ids = [");
-    if (pos != std::string::npos) {
-      pos += 14;
-      while (true) {
-        SkipSpace(text, pos);
-        if (pos >= text.size() || text[pos] == ']') break;
-        if (text[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        EMBER_ASSIGN_OR_RETURN(int64_t id, ReadInt(text, pos));
-        mesh.device_ids.push_back(id);
-      }
-    }
-    if (!mesh.device_ids.empty() && static_cast<int64_t>(mesh.device_ids.size()) != mesh.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': ", mesh.device_ids.size(),
-                                                     " device ids for ", mesh.size(), " devices"));
-    }
-    return mesh;
-  }
-  size_t pos = text.find('[');
-  if (pos == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' has no axis list"));
-  }
-  ++pos;
-  while (true) {
-    SkipSpace(text, pos);
-    if (pos >= text.size()) return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' is cut short"));
-    if (text[pos] == ']') {
-      ++pos;
-      break;
-    }
-    if (text[pos] == ',') {
-      ++pos;
-      continue;
-    }
-    if (text[pos] != '"') {
-      return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': expected an axis name"));
-    }
-    mesh.axes.push_back(ReadQuoted(text, pos));
-    SkipSpace(text, pos);
-    if (pos >= text.size() || text[pos] != '=') {
-      return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': expected '=' after an axis"));
-    }
-    ++pos;
-    EMBER_ASSIGN_OR_RETURN(int64_t size, ReadInt(text, pos));
-    if (size < 1) return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': axis size ", size));
-    mesh.sizes.push_back(size);
-  }
-  const size_t ids = text.find("device_ids", pos);
-  if (ids != std::string::npos) {
-    pos = text.find('[', ids);
-    if (pos == std::string::npos) return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': bad device_ids"));
-    ++pos;
-    while (true) {
-      SkipSpace(text, pos);
-      if (pos < text.size() && text[pos] == ']') break;
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      EMBER_ASSIGN_OR_RETURN(int64_t id, ReadInt(text, pos));
-      mesh.device_ids.push_back(id);
-    }
-    if (static_cast<int64_t>(mesh.device_ids.size()) != mesh.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mesh '", text, "': ", mesh.device_ids.size(), " device ids for ",
-                       mesh.size(), " devices"));
-    }
-  }
-  return mesh;
 }
 
 absl::StatusOr<SdySharding> ParseSdySharding(const std::string& text) {

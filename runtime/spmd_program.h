@@ -20,18 +20,13 @@
 #include "compiler/driver/compile_program.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/literal.h"
+#include "compiler/ir/mesh.h"
 
 namespace ember::runtime {
 
 // A Shardy mesh: axis names and sizes, and optionally the logical device ids in mesh order.
-struct SdyMesh {
-  std::vector<std::string> axes;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> device_ids;  // empty: 0..size-1
-  int64_t size() const;
-  // Coordinates (one per axis) of the device with logical id `id`.
-  absl::StatusOr<std::vector<int64_t>> Coordinates(int64_t id) const;
-};
+using SdyMesh = ir::Mesh;
+using ir::ParseSdyMesh;
 
 // A tensor's sharding: for each dimension, the mesh axes it is split over (major first).
 struct SdySharding {
@@ -39,9 +34,8 @@ struct SdySharding {
   std::vector<std::vector<std::string>> dims;
 };
 
-// Parsers for the printed attributes the importer keeps ("#sdy.mesh<[...]>" or "<[...]>",
-// "#sdy.sharding<@mesh, [{"x"}, {}]>", lists of those, manual axes).
-absl::StatusOr<SdyMesh> ParseSdyMesh(const std::string& text);
+// Parsers for the printed attributes the importer keeps ("#sdy.sharding<@mesh, [{"x"}, {}]>",
+// lists of those, manual axes; meshes: ir::ParseSdyMesh).
 absl::StatusOr<SdySharding> ParseSdySharding(const std::string& text);
 absl::StatusOr<std::vector<SdySharding>> ParseSdyShardingList(const std::string& text);
 std::vector<std::string> ParseQuotedNames(const std::string& text);

@@ -1,9 +1,13 @@
-// Control flow and structural ops: while, if, case, call, optimization_barrier, map, after_all.
+// Control flow and structural ops: while, if, case, call, optimization_barrier, map, after_all,
+// async_start and async_done.
 // Regions run through Evaluator::Run, which also resolves values they capture from the
 // computations around them. Regions: while {cond, body}, if {true_branch, false_branch},
 // case {branches...}, map {computation}; call runs Instruction::callee().
 // case: an index outside [0, N) runs the last branch, as the spec says. map: the spec's
 // `dimensions` must list every dimension in order, so the evaluator does not need to read it.
+// async_start runs its body (one collective or slice) to completion when it starts and holds the
+// results in a future, which async_done hands out: the spec lets a backend perform an
+// asynchronous op synchronously, and every device reaches a collective in program order.
 #include "base/status_macros.h"
 #include "compiler/host/eval_util.h"
 
@@ -144,6 +148,29 @@ Results EvalMap(const ir::Instruction& instruction, std::vector<EvalValue>& oper
   return ArrayResult(std::move(result));
 }
 
+Results EvalAsyncStart(const ir::Instruction& instruction, std::vector<EvalValue>& operands,
+                       Evaluator& evaluator) {
+  EMBER_RETURN_IF_ERROR(CheckRegions(instruction, 1));
+  EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> values,
+                         evaluator.Run(*instruction.regions()[0], std::move(operands)));
+  std::vector<EvalValue> results;
+  results.push_back(EvalValue::Future(std::move(values)));
+  return results;
+}
+
+Results EvalAsyncDone(const ir::Instruction& instruction, std::vector<EvalValue>& operands,
+                      Evaluator&) {
+  EMBER_RETURN_IF_ERROR(CheckOperandCount(instruction, operands, 1));
+  if (operands[0].kind != EvalValue::Kind::kFuture) {
+    return OpError(instruction, "operand should be a future but is ", operands[0].Type().ToString());
+  }
+  if (operands[0].elements.size() != instruction.num_results()) {
+    return OpError(instruction, "the future holds ", operands[0].elements.size(), " values for ",
+                   instruction.num_results(), " results");
+  }
+  return std::move(operands[0].elements);
+}
+
 }  // namespace
 
 void RegisterControlFlowOps(OpTable& table) {
@@ -155,6 +182,8 @@ void RegisterControlFlowOps(OpTable& table) {
   table.Register(Opcode::kOptimizationBarrier, EvalOptimizationBarrier);
   table.Register(Opcode::kAfterAll, EvalAfterAll);
   table.Register(Opcode::kMap, EvalMap);
+  table.Register(Opcode::kAsyncStart, EvalAsyncStart);
+  table.Register(Opcode::kAsyncDone, EvalAsyncDone);
 }
 
 }  // namespace ember::host

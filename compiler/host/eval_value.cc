@@ -40,12 +40,14 @@ ir::ValueType EvalValue::Type() const {
     case Kind::kToken:
       return ir::ValueType::Token();
     case Kind::kTuple:
+    case Kind::kFuture:
       break;
   }
   std::vector<ir::ValueType> types;
   types.reserve(elements.size());
   for (const EvalValue& e : elements) types.push_back(e.Type());
-  return ir::ValueType::Tuple(std::move(types));
+  return kind == Kind::kTuple ? ir::ValueType::Tuple(std::move(types))
+                              : ir::ValueType::Future(std::move(types));
 }
 
 }  // namespace ember::host

@@ -1,5 +1,6 @@
 // A runtime value of the reference evaluator: a dense array (Literal, row-major layout), a token,
-// or a tuple of values.
+// a tuple of values, or a future (the ready values of an async_start: the evaluator runs
+// asynchronous ops to completion when they start, as the spec allows).
 #ifndef EMBER_COMPILER_HOST_EVAL_VALUE_H_
 #define EMBER_COMPILER_HOST_EVAL_VALUE_H_
 
@@ -12,10 +13,10 @@
 namespace ember::host {
 
 struct EvalValue {
-  enum class Kind { kArray, kToken, kTuple };
+  enum class Kind { kArray, kToken, kTuple, kFuture };
   Kind kind = Kind::kArray;
   ir::Literal array;               // kArray (row-major)
-  std::vector<EvalValue> elements;  // kTuple
+  std::vector<EvalValue> elements;  // kTuple, kFuture
 
   static EvalValue Array(ir::Literal literal) {
     EvalValue v;
@@ -33,10 +34,16 @@ struct EvalValue {
     v.elements = std::move(elements);
     return v;
   }
+  static EvalValue Future(std::vector<EvalValue> elements) {
+    EvalValue v;
+    v.kind = Kind::kFuture;
+    v.elements = std::move(elements);
+    return v;
+  }
   // A deep copy. Clone() aborts if memory runs out; TryClone() returns the error instead.
   EvalValue Clone() const;
   absl::StatusOr<EvalValue> TryClone() const;
-  // The value's type in IR terms (tensor type of the array, token, or tuple of those).
+  // The value's type in IR terms (tensor type of the array, token, or tuple / future of those).
   ir::ValueType Type() const;
 };
 

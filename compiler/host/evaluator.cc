@@ -55,7 +55,12 @@ bool SameType(const EvalValue& value, const ir::ValueType& type) {
     case EvalValue::Kind::kToken:
       return type.is_token();
     case EvalValue::Kind::kTuple:
-      if (!type.is_tuple() || type.elements().size() != value.elements.size()) return false;
+    case EvalValue::Kind::kFuture:
+      if (type.kind() != (value.kind == EvalValue::Kind::kTuple ? ir::ValueType::Kind::kTuple
+                                                               : ir::ValueType::Kind::kFuture) ||
+          type.elements().size() != value.elements.size()) {
+        return false;
+      }
       for (size_t i = 0; i < value.elements.size(); ++i) {
         if (!SameType(value.elements[i], type.elements()[i])) return false;
       }

@@ -95,7 +95,7 @@ class OpTable {
 // Each op family file registers its opcodes (explicit calls, no static initializers).
 void RegisterElementwiseOps(OpTable& table);     // unary/binary/ternary math, compare, convert, select, clamp, bitcast, reduce_precision
 void RegisterDataMovementOps(OpTable& table);    // constant, iota, broadcast(_in_dim), reshape, transpose, slice, dynamic_(update_)slice, concatenate, pad, reverse, tuple, get_tuple_element
-void RegisterControlFlowOps(OpTable& table);     // while, if, case, call, return, optimization_barrier, map, after_all
+void RegisterControlFlowOps(OpTable& table);     // while, if, case, call, return, optimization_barrier, map, after_all, async_start, async_done
 void RegisterReductionOps(OpTable& table);       // reduce, sort
 void RegisterWindowOps(OpTable& table);          // reduce_window, select_and_scatter
 void RegisterLinalgOps(OpTable& table);          // dot, dot_general, convolution, fft, cholesky, triangular_solve, batch_norm_*

@@ -11,7 +11,8 @@ namespace ember::ir {
 // X(enumerator, "stablehlo name without the dialect prefix")
 #define EMBER_IR_OPCODES(X)                                                                     \
   X(kAbs, "abs") X(kAdd, "add") X(kAfterAll, "after_all") X(kAllGather, "all_gather")           \
-  X(kAllReduce, "all_reduce") X(kAllToAll, "all_to_all") X(kAnd, "and") X(kAtan2, "atan2")      \
+  X(kAllReduce, "all_reduce") X(kAllToAll, "all_to_all") X(kAnd, "and")                         \
+  X(kAsyncDone, "async_done") X(kAsyncStart, "async_start") X(kAtan2, "atan2")                   \
   X(kBatchNormGrad, "batch_norm_grad") X(kBatchNormInference, "batch_norm_inference")           \
   X(kBatchNormTraining, "batch_norm_training") X(kBitcastConvert, "bitcast_convert")            \
   X(kBroadcast, "broadcast") X(kBroadcastInDim, "broadcast_in_dim") X(kCase, "case")             \

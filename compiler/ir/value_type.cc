@@ -14,6 +14,11 @@ std::string ValueType::ToString() const {
       for (const ValueType& e : elements_) parts.push_back(e.ToString());
       return absl::StrCat("tuple<", absl::StrJoin(parts, ", "), ">");
     }
+    case Kind::kFuture: {
+      std::vector<std::string> parts;
+      for (const ValueType& e : elements_) parts.push_back(e.ToString());
+      return absl::StrCat("!stablehlo.future<", absl::StrJoin(parts, ", "), ">");
+    }
     case Kind::kTensor:
       break;
   }
@@ -36,10 +41,11 @@ std::string ValueType::ToString() const {
 ValueType ValueType::StorageType() const {
   switch (kind_) {
     case Kind::kToken: return *this;
-    case Kind::kTuple: {
+    case Kind::kTuple:
+    case Kind::kFuture: {
       std::vector<ValueType> elements;
       for (const ValueType& e : elements_) elements.push_back(e.StorageType());
-      return Tuple(std::move(elements));
+      return is_tuple() ? Tuple(std::move(elements)) : Future(std::move(elements));
     }
     case Kind::kTensor: break;
   }
@@ -52,6 +58,7 @@ bool ValueType::operator==(const ValueType& other) const {
     case Kind::kToken:
       return true;
     case Kind::kTuple:
+    case Kind::kFuture:
       return elements_ == other.elements_;
     case Kind::kTensor:
       return shape_.EqualsIgnoringLayout(other.shape_);
@@ -64,6 +71,7 @@ bool ValueType::is_static() const {
     case Kind::kToken:
       return true;
     case Kind::kTuple:
+    case Kind::kFuture:
       for (const ValueType& e : elements_) {
         if (!e.is_static()) return false;
       }
@@ -80,6 +88,7 @@ bool ValueType::IsCompatibleWith(const ValueType& other) const {
     case Kind::kToken:
       return true;
     case Kind::kTuple:
+    case Kind::kFuture:
       if (elements_.size() != other.elements_.size()) return false;
       for (size_t i = 0; i < elements_.size(); ++i) {
         if (!elements_[i].IsCompatibleWith(other.elements_[i])) return false;

@@ -12,23 +12,29 @@ namespace ember::ir {
 
 class ValueType {
  public:
-  enum class Kind { kTensor, kToken, kTuple };
+  // kFuture: a value an asynchronous op (stablehlo.async_start) makes available later; it
+  // holds the tensors its async_done yields (StableHLO's !stablehlo.future<T...>).
+  enum class Kind { kTensor, kToken, kTuple, kFuture };
 
   static ValueType Tensor(Shape shape) { return ValueType(Kind::kTensor, std::move(shape), {}); }
   static ValueType Token() { return ValueType(Kind::kToken, Shape::Scalar(ElementType::kToken), {}); }
   static ValueType Tuple(std::vector<ValueType> elements) {
     return ValueType(Kind::kTuple, Shape::Scalar(ElementType::kInvalid), std::move(elements));
   }
+  static ValueType Future(std::vector<ValueType> elements) {
+    return ValueType(Kind::kFuture, Shape::Scalar(ElementType::kInvalid), std::move(elements));
+  }
 
   Kind kind() const { return kind_; }
   bool is_tensor() const { return kind_ == Kind::kTensor; }
   bool is_token() const { return kind_ == Kind::kToken; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
+  bool is_future() const { return kind_ == Kind::kFuture; }
   // Tensor only.
   const Shape& shape() const { return shape_; }
   ElementType element_type() const { return shape_.element_type(); }
   const std::vector<int64_t>& dims() const { return shape_.dims(); }
-  // Tuple only.
+  // Tuple and future only.
   const std::vector<ValueType>& elements() const { return elements_; }
   // No tensor in this type (tuple elements included) has a dynamic dim.
   bool is_static() const;
@@ -38,7 +44,7 @@ class ValueType {
   ValueType StorageType() const;
 
   // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<tensor<f32>, ...>",
-  // "tensor<4x!quant.uniform<i8:f32, 0.5:-1>>".
+  // "tensor<4x!quant.uniform<i8:f32, 0.5:-1>>", "!stablehlo.future<tensor<4xf32>>".
   std::string ToString() const;
   bool operator==(const ValueType& other) const;
   bool operator!=(const ValueType& other) const { return !(*this == other); }

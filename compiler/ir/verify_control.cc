@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/mesh.h"
 #include "compiler/ir/verifier_internal.h"
 
 namespace ember::ir::verifier {
@@ -150,6 +151,20 @@ absl::Status Branches(const OpChecker& c, size_t first_region) {
 
 absl::Status ReplicaGroups(const OpChecker& c, const char* name, int64_t* group_size) {
   const Attribute* g = c.inst().attribute(name);
+  if (g != nullptr && std::string_view(name) == "replica_groups" && IsMeshAxesReplicaGroups(*g)) {
+    // Mesh axes: well formed, and over an inline mesh also resolvable. A symbol is resolved
+    // against the module's meshes by the resolve-mesh-axes pass (upstream only requires that
+    // the symbol exists, whatever it names).
+    absl::StatusOr<MeshAxesReplicaGroups> axes = ReadMeshAxesReplicaGroups(*g);
+    if (!axes.ok()) return c.Error(axes.status().message());
+    if (axes->mesh_symbol.empty()) {
+      absl::StatusOr<std::vector<std::vector<int64_t>>> groups =
+          MeshAxesGroups(axes->mesh, axes->axes);
+      if (!groups.ok()) return c.Error("replica_groups: ", groups.status().message());
+      if (group_size != nullptr) *group_size = groups->empty() ? 0 : groups->front().size();
+    }
+    return absl::OkStatus();
+  }
   if (g == nullptr || g->kind != Attribute::Kind::kLiteral || !g->literal ||
       g->literal->shape().rank() != 2) {
     return c.Error("missing 2-D ", name);
@@ -280,6 +295,68 @@ absl::Status BatchNorm(const OpChecker& c) {
   return absl::OkStatus();
 }
 
+
+// async_start (spec C1-C4, and upstream's rule that the body returns one value): a body of one
+// collective or slice op and a return, taking the operands' types; the result is a future of
+// what the body returns.
+absl::Status AsyncStart(const OpChecker& c) {
+  RETURN_IF_ERROR(c.RegionCount(1));
+  RETURN_IF_ERROR(c.ResultCount(1));
+  for (size_t i = 0; i < c.num_operands(); ++i) RETURN_IF_ERROR(c.TensorOperand(i));
+  const Computation& body = *c.inst().regions()[0];
+  const auto& insts = body.instructions();
+  if (insts.size() != 2) {
+    return c.Error("the body must hold exactly one operation and a return, but holds ",
+                   insts.size(), " operations");
+  }
+  switch (insts[0]->opcode()) {
+    case Opcode::kAllGather:
+    case Opcode::kAllReduce:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectiveReduce:
+    case Opcode::kReduceScatter:
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+      break;
+    default:
+      return c.Error("the body's operation must be a collective or a slice, not stablehlo.",
+                     std::string(OpcodeName(insts[0]->opcode())));
+  }
+  if (body.parameters().size() != c.num_operands()) {
+    return c.Error("passes ", c.num_operands(), " operands to a body that takes ",
+                   body.parameters().size());
+  }
+  for (size_t i = 0; i < c.num_operands(); ++i) {
+    if (body.parameter(i)->type() != c.operand(i)) {
+      return c.Error("operand ", i, " has type ", c.operand(i).ToString(),
+                     " but the body takes ", body.parameter(i)->type().ToString());
+    }
+  }
+  const std::vector<ValueType> returned = ResultTypesOf(body);
+  if (returned.size() != 1) {
+    return c.Error("the body must return exactly one value, but returns ", returned.size());
+  }
+  return c.ResultIs(0, ValueType::Future(returned));
+}
+
+// async_done (spec C1): future<T> -> T.
+absl::Status AsyncDone(const OpChecker& c) {
+  RETURN_IF_ERROR(c.OperandCount(1));
+  RETURN_IF_ERROR(c.ResultCount(1));
+  RETURN_IF_ERROR(c.RegionCount(0));
+  const ValueType& future = c.operand(0);
+  if (!future.is_future()) {
+    return c.Error("operand must be a !stablehlo.future, got ", future.ToString());
+  }
+  if (future.elements().size() != 1) {
+    return c.Error("the future must hold exactly one value, but holds ", future.elements().size());
+  }
+  return c.ResultIs(0, future.elements()[0]);
+}
+
 }  // namespace
 
 absl::Status VerifyControl(const OpChecker& c) {
@@ -288,6 +365,8 @@ absl::Status VerifyControl(const OpChecker& c) {
     case Opcode::kReduceWindow: return ReduceWindow(c);
     case Opcode::kSort: return Sort(c);
     case Opcode::kWhile: return While(c);
+    case Opcode::kAsyncStart: return AsyncStart(c);
+    case Opcode::kAsyncDone: return AsyncDone(c);
     case Opcode::kIf: {
       RETURN_IF_ERROR(c.OperandCount(1));
       RETURN_IF_ERROR(c.RegionCount(2));

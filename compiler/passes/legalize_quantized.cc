@@ -43,7 +43,7 @@ using ir::Value;
 using ir::ValueType;
 
 bool ContainsQuantized(const ValueType& t) {
-  if (t.is_tuple()) {
+  if (t.is_tuple() || t.is_future()) {
     for (const ValueType& e : t.elements()) {
       if (ContainsQuantized(e)) return true;
     }

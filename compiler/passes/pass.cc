@@ -30,6 +30,7 @@ absl::StatusOr<bool> PassPipeline::Run(ir::Module& module) {
 
 PassPipeline CreateRequiredLoweringPipeline() {
   PassPipeline pipeline;
+  pipeline.Add(CreateResolveMeshAxesPass());
   pipeline.Add(CreateLegalizeQuantizedPass());
   return pipeline;
 }

@@ -55,8 +55,11 @@ std::unique_ptr<Pass> CreateDcePass();                // unused pure instruction
 // Quantized tensors -> storage integers and float math (legalize_quantized.cc).
 std::unique_ptr<Pass> CreateLegalizeQuantizedPass();
 
+// Replica groups named by mesh axes -> explicit device-id groups (resolve_mesh_axes.cc).
+std::unique_ptr<Pass> CreateResolveMeshAxesPass();
+
 // Lowerings every backend needs before it can run a module (the evaluator included):
-// legalize-quantized.
+// resolve-mesh-axes, legalize-quantized.
 PassPipeline CreateRequiredLoweringPipeline();
 
 // The default optimization pipeline the driver runs before handing the module to a backend.

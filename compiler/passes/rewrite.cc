@@ -80,6 +80,7 @@ bool HasSideEffects(const ir::Instruction& instruction) {
     case Opcode::kCall:
     case Opcode::kComposite:
     case Opcode::kMap:
+    case Opcode::kAsyncStart:  // its body may be a collective
       return true;
     default:
       break;

@@ -12,66 +12,16 @@
 #include "compiler/driver/compile_program.h"
 #include "gtest/gtest.h"
 #include "runtime/spmd_program.h"
+#include "tests/runtime/executable_test_util.h"
 
 namespace ember::runtime {
 namespace {
 
-std::shared_ptr<Client> MakeClient(int devices) {
-  ClientOptions options;
-  options.platform = "host";
-  options.host_device_count = devices;
-  auto client = Client::Create(options);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return *client;
-}
-
-absl::StatusOr<std::unique_ptr<Executable>> Build(std::shared_ptr<Client> client,
-                                                  const std::string& text, int64_t replicas,
-                                                  int64_t partitions, bool spmd = false) {
-  frontend::CompileOptions options;
-  options.num_replicas = replicas;
-  options.num_partitions = partitions;
-  options.use_spmd_partitioning = spmd;
-  for (int64_t r = 0; r < replicas; ++r) {
-    options.device_assignment.emplace_back();
-    for (int64_t p = 0; p < partitions; ++p) {
-      options.device_assignment.back().push_back(r * partitions + p);
-    }
-  }
-  auto program = compiler::CompileProgram(
-      "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
-      options);
-  if (!program.ok()) return program.status();
-  return Executable::Create(std::move(client), *std::move(program));
-}
-
-std::unique_ptr<Buffer> Upload(Client& client, Device* device, const std::vector<float>& values,
-                               std::vector<int64_t> dims) {
-  AsyncEventRef done_with_host;
-  auto buffer = client.BufferFromHostBuffer(values.data(), ir::ElementType::kF32, dims, {},
-                                            HostBufferSemantics::kImmutableOnlyDuringCall,
-                                            device->default_memory(), &done_with_host);
-  EXPECT_TRUE(buffer.ok()) << buffer.status();
-  return *std::move(buffer);
-}
-
-std::vector<float> Download(Buffer& buffer) {
-  int64_t n = 1;
-  for (int64_t d : buffer.dims()) n *= d;
-  std::vector<float> out(n);
-  auto done = buffer.ToHost(out.data(), {});
-  EXPECT_TRUE(done.ok()) << done.status();
-  EXPECT_TRUE((*done)->Await().ok());
-  return out;
-}
-
-std::vector<float> Random(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using test_util::Build;
+using test_util::Download;
+using test_util::MakeClient;
+using test_util::Random;
+using test_util::Upload;
 
 constexpr char kAllReducePlusReplicaId[] = R"(
 module @replicas {

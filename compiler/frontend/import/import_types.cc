@@ -299,6 +299,27 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
     for (const DialectParam& d : shape->list) dims.push_back(d.i);
     element = e->type.get();
     if (const DialectParam* enc = FindParam(type, "encoding")) encoding = enc->attr.get();
+  } else if (type.kind == TypeKind::kDialect &&
+             ((type.dialect == "stablehlo" && type.name == "future") ||
+              (type.dialect == "vhlo" && type.name == "future_v1"))) {
+    // !stablehlo.future<T...>: the spec's FutureElementTypes are tensors.
+    std::vector<ir::ValueType> elements;
+    if (const DialectParam* types = FindParam(type, "types")) {
+      for (const DialectParam& t : types->list) {
+        if (!t.type) return absl::InvalidArgumentError("future type with a null element");
+        EMBER_ASSIGN_OR_RETURN(ir::ValueType v, ConvertType(*t.type));
+        if (!v.is_tensor()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "type ", PrintType(type), ": a future holds tensors, not ", v.ToString()));
+        }
+        elements.push_back(std::move(v));
+      }
+    }
+    if (elements.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", PrintType(type), ": a future holds at least one tensor"));
+    }
+    return ir::ValueType::Future(std::move(elements));
   } else if (type.kind == TypeKind::kDialect && type.dialect == "vhlo" &&
              type.name == "tuple_v1") {
     std::vector<ir::ValueType> elements;
@@ -313,7 +334,7 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("type ", PrintType(type), " is not supported (Ember takes static tensors, ",
-                     "tokens and tuples)"));
+                     "tokens, tuples and futures)"));
   }
   // `?` dims (shape-polymorphic programs) import as ir::kDynamicDim; refine_shapes makes them
   // static before compilation. Any other negative size is malformed.

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/import/import_internal.h"
+#include "compiler/ir/mesh.h"
 
 namespace ember::frontend::importer {
 namespace {
@@ -292,6 +293,86 @@ const DialectParam* Param(const Attribute& attr, const char* name) {
   return nullptr;
 }
 
+// A dialect attribute's parameter read as a string or an integer, whether the text parser
+// stored it as a plain value or, as VHLO does, as a nested attribute.
+absl::StatusOr<std::string> StringParam(const Attribute& attr, const char* name) {
+  const DialectParam* p = Param(attr, name);
+  if (p != nullptr && p->kind == DialectParam::Kind::kString) return p->s;
+  if (p != nullptr && p->kind == DialectParam::Kind::kAttr && p->attr) return ReadString(*p->attr);
+  return absl::InvalidArgumentError(
+      absl::StrCat(PrintAttribute(attr), " needs a string '", name, "'"));
+}
+absl::StatusOr<int64_t> IntParam(const Attribute& attr, const char* name) {
+  const DialectParam* p = Param(attr, name);
+  if (p != nullptr && p->kind == DialectParam::Kind::kInt) return p->i;
+  if (p != nullptr && p->kind == DialectParam::Kind::kAttr && p->attr) return ReadInt(*p->attr);
+  return absl::InvalidArgumentError(
+      absl::StrCat(PrintAttribute(attr), " needs an integer '", name, "'"));
+}
+bool IsDialectAttr(const Attribute& attr, const char* stablehlo_name, const char* vhlo_name) {
+  return attr.kind == AttrKind::kDialect &&
+         (attr.name == stablehlo_name || IsVhlo(attr, vhlo_name));
+}
+
+// #stablehlo.replica_group_mesh_axes / #vhlo.replica_group_mesh_axes_v1 -> the IR's mesh-axes
+// dictionary (compiler/ir/mesh.h). The mesh is a symbol (@mesh; VHLO spells it as a string) or
+// an inline #stablehlo.mesh; each axis a name, with its sub-axis info when it has one.
+absl::StatusOr<IrAttr> MeshAxesGroupsAttribute(const Attribute& attr, const ImportContext& ctx) {
+  const DialectParam* mesh = Param(attr, "mesh");
+  const DialectParam* axes = Param(attr, "axes");
+  if (mesh == nullptr || !mesh->attr || axes == nullptr || !axes->attr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(PrintAttribute(attr), " needs a mesh and a list of axes"));
+  }
+  IrAttr mesh_ir;
+  if (IsDialectAttr(*mesh->attr, "mesh", "mesh_v1")) {
+    ir::Mesh m;
+    const DialectParam* mesh_axes = Param(*mesh->attr, "axes");
+    if (mesh_axes == nullptr || !mesh_axes->attr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(PrintAttribute(*mesh->attr), " needs a list of axes"));
+    }
+    EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> list, ReadArray(*mesh_axes->attr));
+    for (const AttrPtr& a : list) {
+      if (!a || !IsDialectAttr(*a, "mesh_axis", "mesh_axis_v1")) {
+        return absl::InvalidArgumentError("a mesh's axes must be #stablehlo.mesh_axis");
+      }
+      EMBER_ASSIGN_OR_RETURN(std::string name, StringParam(*a, "name"));
+      EMBER_ASSIGN_OR_RETURN(int64_t size, IntParam(*a, "size"));
+      m.axes.push_back(std::move(name));
+      m.sizes.push_back(size);
+    }
+    if (const DialectParam* ids = Param(*mesh->attr, "device_ids"); ids != nullptr && ids->attr) {
+      EMBER_ASSIGN_OR_RETURN(m.device_ids, ReadInts(*ids->attr, ctx));
+    }
+    mesh_ir = ir::MeshAttribute(m);
+  } else {
+    EMBER_ASSIGN_OR_RETURN(std::string symbol, ReadString(*mesh->attr));
+    mesh_ir = IrAttr::String(std::move(symbol));
+  }
+  std::vector<ir::MeshAxisRef> refs;
+  EMBER_ASSIGN_OR_RETURN(std::vector<AttrPtr> list, ReadArray(*axes->attr));
+  for (const AttrPtr& a : list) {
+    if (!a || !IsDialectAttr(*a, "axis_ref", "axis_ref_v1")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the axes of mesh-axes replica groups must be #stablehlo.axis_ref, got ",
+          a ? PrintAttribute(*a) : std::string("null")));
+    }
+    ir::MeshAxisRef ref;
+    EMBER_ASSIGN_OR_RETURN(ref.name, StringParam(*a, "name"));
+    if (const DialectParam* sub = Param(*a, "sub_axis_info"); sub != nullptr && sub->attr) {
+      EMBER_ASSIGN_OR_RETURN(ref.pre_size, IntParam(*sub->attr, "pre_size"));
+      EMBER_ASSIGN_OR_RETURN(ref.size, IntParam(*sub->attr, "size"));
+      if (ref.size < 1) {
+        return absl::InvalidArgumentError(absl::StrCat("sub-axis size ", ref.size, " of \"",
+                                                       ref.name, "\" must be positive"));
+      }
+    }
+    refs.push_back(std::move(ref));
+  }
+  return IrAttr::Dict({{"mesh", std::move(mesh_ir)}, {"axes", ir::MeshAxisRefsAttribute(refs)}});
+}
+
 // A layout or a tile of custom_call: a 1-D tensor of `index` (dense<[1, 0]> : tensor<2xindex>,
 // #vhlo.tensor_v1 of !vhlo.index_v1), whose elements are stored as 64-bit integers; Ember has
 // no index element type, so these are read here. Other integer spellings go through ReadInts.
@@ -416,9 +497,9 @@ absl::StatusOr<IrAttr> ConvertByIntent(Intent intent, const AttrPtr& attr,
     }
     case Intent::kLiteral:
     case Intent::kGroups: {
-      if (IsVhlo(*attr, "replica_group_mesh_axes_v1") ||
-          (attr->kind == AttrKind::kDialect && attr->name == "replica_group_mesh_axes")) {
-        return absl::UnimplementedError("mesh-axes replica groups are not supported");
+      if (intent == Intent::kGroups &&
+          IsDialectAttr(*attr, "replica_group_mesh_axes", "replica_group_mesh_axes_v1")) {
+        return MeshAxesGroupsAttribute(*attr, ctx);
       }
       EMBER_ASSIGN_OR_RETURN(ir::Literal v, ReadLiteral(*attr, ctx));
       // VHLO spells "no pairs" as tensor<0xi64>.

@@ -295,5 +295,90 @@ func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
   EXPECT_FALSE(ImportModule(**tree).ok());
 }
 
+// What the verifier says of an imported module ("OK" when it verifies).
+std::string VerifyError(const std::string& mlir) {
+  auto m = ImportText(mlir);
+  if (!m.ok()) return std::string("import: ") + std::string(m.status().message());
+  absl::Status s = ir::Verify(**m);
+  return s.ok() ? "OK" : std::string(s.message());
+}
+
+// An async_start whose body is `body_op` (one op over %b, typed as given) and its async_done.
+std::string AsyncModule(const std::string& body, const std::string& body_type,
+                        const std::string& future) {
+  return absl::StrCat(R"(
+func.func @main(%a: tensor<4xf32>) -> )", body_type, R"( {
+  %f = "stablehlo.async_start"(%a) ({
+    ^bb0(%b: tensor<4xf32>):
+)", body, R"(
+  }) : (tensor<4xf32>) -> )", future, R"(
+  %r = "stablehlo.async_done"(%f) : ()", future, ") -> ", body_type, R"(
+  return %r : )", body_type, R"(
+})");
+}
+
+TEST(ImportTest, AsyncStartAndDoneWithFutures) {
+  const std::string slice = AsyncModule(R"(
+    %s = stablehlo.slice %b [1:3] : (tensor<4xf32>) -> tensor<2xf32>
+    stablehlo.return %s : tensor<2xf32>)",
+                                        "tensor<2xf32>", "!stablehlo.future<tensor<2xf32>>");
+  EXPECT_EQ(Text(slice),
+            "module @module\n"
+            "func public @main(%0: tensor<4xf32>) -> (tensor<2xf32>) {\n"
+            "  %1 = async_start(%0) regions [@async_start.region0] : "
+            "!stablehlo.future<tensor<2xf32>>\n"
+            "  %2 = async_done(%1) : tensor<2xf32>\n"
+            "  return(%2)\n"
+            "}\n"
+            "region @async_start.region0(%0: tensor<4xf32>) -> (tensor<2xf32>) {\n"
+            "  %1 = slice(%0) {start_indices = [1], limit_indices = [3], strides = [1]} : "
+            "tensor<2xf32>\n"
+            "  return(%1)\n"
+            "}\n");
+  EXPECT_EQ(VerifyError(slice), "OK");
+  // The spec's constraints: one collective or slice op in the body, the operands' types, and a
+  // future of what the body returns; async_done takes a one-value future.
+  EXPECT_EQ(VerifyError(AsyncModule(R"(
+    %s = stablehlo.abs %b : tensor<4xf32>
+    stablehlo.return %s : tensor<4xf32>)",
+                                    "tensor<4xf32>", "!stablehlo.future<tensor<4xf32>>")),
+            "stablehlo.async_start at model.mlir:3:3: the body's operation must be a collective "
+            "or a slice, not stablehlo.abs");
+  EXPECT_EQ(VerifyError(AsyncModule(R"(
+    %s = stablehlo.slice %b [1:3] : (tensor<4xf32>) -> tensor<2xf32>
+    %t = stablehlo.slice %s [0:1] : (tensor<2xf32>) -> tensor<1xf32>
+    stablehlo.return %t : tensor<1xf32>)",
+                                    "tensor<1xf32>", "!stablehlo.future<tensor<1xf32>>")),
+            "stablehlo.async_start at model.mlir:3:3: the body must hold exactly one operation "
+            "and a return, but holds 3 operations");
+  EXPECT_EQ(VerifyError(AsyncModule(R"(
+    %s = stablehlo.slice %b [1:3] : (tensor<4xf32>) -> tensor<2xf32>
+    stablehlo.return %s : tensor<2xf32>)",
+                                    "tensor<3xf32>", "!stablehlo.future<tensor<3xf32>>")),
+            "stablehlo.async_start at model.mlir:3:3: result type "
+            "!stablehlo.future<tensor<3xf32>> does not match the inferred "
+            "!stablehlo.future<tensor<2xf32>>");
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "stablehlo.async_done"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+})"),
+            "stablehlo.async_done at model.mlir:3:3: operand must be a !stablehlo.future, got "
+            "tensor<4xf32>");
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%f: !stablehlo.future<tensor<4xf32>, tensor<i32>>) -> tensor<4xf32> {
+  %r = "stablehlo.async_done"(%f) : (!stablehlo.future<tensor<4xf32>, tensor<i32>>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+})"),
+            "stablehlo.async_done at model.mlir:3:3: the future must hold exactly one value, but "
+            "holds 2");
+  // A future holds tensors.
+  EXPECT_NE(Error(R"(
+func.func @main(%f: !stablehlo.future<!stablehlo.token>) -> () {
+  return
+})").find("a future holds tensors, not !stablehlo.token"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ember::frontend

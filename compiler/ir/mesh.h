@@ -1,0 +1,78 @@
+// Device meshes and the replica groups named by mesh axes. A mesh is a named grid of devices
+// (Shardy's `sdy.mesh`, StableHLO's `#stablehlo.mesh`); a collective's
+// `#stablehlo.replica_group_mesh_axes` names some of its axes (or sub-axes), and each group is
+// the devices that differ only in those axes. The IR keeps that form as written (see
+// MeshAxesReplicaGroups below); the resolve-mesh-axes pass turns it into explicit groups.
+#ifndef EMBER_COMPILER_IR_MESH_H_
+#define EMBER_COMPILER_IR_MESH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ir/attribute.h"
+
+namespace ember::ir {
+
+// Axis names and sizes (major first), and optionally the device ids in mesh order.
+struct Mesh {
+  std::vector<std::string> axes;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> device_ids;  // empty: 0..size-1
+  int64_t size() const;
+  // Coordinates (one per axis) of the device with id `id`.
+  absl::StatusOr<std::vector<int64_t>> Coordinates(int64_t id) const;
+  // Positive sizes, and one id per device when ids are given.
+  absl::Status Validate() const;
+};
+
+// A mesh from its printed Shardy form, as the importer keeps `sdy.mesh` ops in the module
+// attribute "sdy.meshes": `#sdy.mesh<["x"=2, "y"=4], device_ids=[...]>`, `<["x"=2]>`, or the
+// generic `#sdy.mesh<axes = [#sdy.mesh_axis<name = "x", size = 2>], device_ids = [...]>`.
+absl::StatusOr<Mesh> ParseSdyMesh(const std::string& text);
+
+// A reference to a whole mesh axis, or to its sub-axis of `size` devices whose more major
+// sub-axes hold `pre_size` devices together (Shardy's `"x":(pre_size)size`).
+struct MeshAxisRef {
+  std::string name;
+  int64_t pre_size = 1;
+  int64_t size = 0;  // 0: the whole axis
+  bool whole() const { return size == 0; }
+};
+
+// A `replica_groups` attribute in its mesh-axes form (the IR dictionary the importer builds):
+//   {mesh = "name" (a symbol: an sdy.mesh of the module)
+//         | {axes = [{name = "x", size = 2}, ...], device_ids = [...]},
+//    axes = [{name = "x"}, {name = "y", pre_size = 1, size = 2}, ...]}
+struct MeshAxesReplicaGroups {
+  std::string mesh_symbol;  // set when the mesh is a symbol reference
+  Mesh mesh;                // the inline mesh otherwise
+  std::vector<MeshAxisRef> axes;
+};
+bool IsMeshAxesReplicaGroups(const Attribute& attr);
+absl::StatusOr<MeshAxesReplicaGroups> ReadMeshAxesReplicaGroups(const Attribute& attr);
+Attribute MeshAttribute(const Mesh& mesh);
+Attribute MeshAxisRefsAttribute(absl::Span<const MeshAxisRef> axes);
+
+// The replica groups `axes` name in `mesh`: one group per combination of the other axes'
+// coordinates (in mesh order), each listing device ids in the order of `axes` (major first).
+// Errors: unknown or repeated axes, sub-axes that do not divide their axis or that overlap.
+absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
+    const Mesh& mesh, absl::Span<const MeshAxisRef> axes);
+
+// Small scanners of printed attribute text, shared with the runtime's sharding readers.
+namespace printed {
+// A quoted name at text[pos] == '"'; advances pos past the closing quote.
+std::string ReadQuoted(const std::string& text, size_t& pos);
+void SkipSpace(const std::string& text, size_t& pos);
+absl::StatusOr<int64_t> ReadInt(const std::string& text, size_t& pos);
+// Index of the bracket closing the one at text[open] ('<', '[', '{' or '('), skipping nested
+// brackets and quoted strings; npos when unbalanced.
+size_t MatchClose(const std::string& text, size_t open);
+}  // namespace printed
+
+}  // namespace ember::ir
+
+#endif  // EMBER_COMPILER_IR_MESH_H_
