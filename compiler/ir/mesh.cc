@@ -110,9 +110,13 @@ int64_t Mesh::size() const {
 absl::Status Mesh::Validate() const {
   int64_t n = 1;
   for (size_t a = 0; a < sizes.size(); ++a) {
-    if (sizes[a] < 1 || n > (int64_t{1} << 40) / sizes[a]) {
+    if (sizes[a] < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("mesh axis \"", axes[a], "\" has size ", sizes[a]));
+    }
+    if (n > kMaxMeshDevices / sizes[a]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the mesh has more than ", kMaxMeshDevices, " devices"));
     }
     n *= sizes[a];
     for (size_t b = 0; b < a; ++b) {
@@ -311,8 +315,22 @@ Attribute MeshAxisRefsAttribute(absl::Span<const MeshAxisRef> axes) {
   return Attribute::List(std::move(refs));
 }
 
-absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
-    const Mesh& mesh, absl::Span<const MeshAxisRef> axes) {
+namespace {
+
+// How mesh axes split into factors and which of them a list of references names.
+struct Factor {
+  size_t axis;
+  int64_t begin, end;  // boundaries: the factor's size is end / begin
+  int64_t size() const { return end / begin; }
+};
+struct FactorPlan {
+  std::vector<Factor> factors;
+  std::vector<int64_t> stride;  // of each factor in the row-major device order
+  std::vector<size_t> grouped;  // the factors the references name, in their order
+  std::vector<size_t> others;   // the rest, in mesh order
+};
+
+absl::StatusOr<FactorPlan> PlanFactors(const Mesh& mesh, absl::Span<const MeshAxisRef> axes) {
   EMBER_RETURN_IF_ERROR(mesh.Validate());
   const size_t rank = mesh.axes.size();
   auto axis_of = [&](const MeshAxisRef& r) -> absl::StatusOr<size_t> {
@@ -338,12 +356,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
     cuts[a].push_back(r.pre_size);
     cuts[a].push_back(r.pre_size * r.size);
   }
-  struct Factor {
-    size_t axis;
-    int64_t begin, end;  // boundaries: the factor's size is end / begin
-    int64_t size() const { return end / begin; }
-  };
-  std::vector<Factor> factors;
+  FactorPlan plan;
+  std::vector<Factor>& factors = plan.factors;
   std::vector<std::vector<size_t>> axis_factors(rank);
   for (size_t a = 0; a < rank; ++a) {
     std::sort(cuts[a].begin(), cuts[a].end());
@@ -359,10 +373,11 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
     }
   }
   // Strides of the factors in the row-major device order.
-  std::vector<int64_t> stride(factors.size(), 1);
+  std::vector<int64_t>& stride = plan.stride;
+  stride.assign(factors.size(), 1);
   for (size_t f = factors.size(); f-- > 1;) stride[f - 1] = stride[f] * factors[f].size();
   // The factors each reference names, in its order, and the ones left.
-  std::vector<size_t> grouped;
+  std::vector<size_t>& grouped = plan.grouped;
   std::vector<bool> taken(factors.size(), false);
   for (const MeshAxisRef& r : axes) {
     EMBER_ASSIGN_OR_RETURN(const size_t a, axis_of(r));
@@ -378,10 +393,25 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
       grouped.push_back(f);
     }
   }
-  std::vector<size_t> others;
   for (size_t f = 0; f < factors.size(); ++f) {
-    if (!taken[f]) others.push_back(f);
+    if (!taken[f]) plan.others.push_back(f);
   }
+  return plan;
+}
+
+}  // namespace
+
+absl::Status CheckMeshAxes(const Mesh& mesh, absl::Span<const MeshAxisRef> axes) {
+  return PlanFactors(mesh, axes).status();
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
+    const Mesh& mesh, absl::Span<const MeshAxisRef> axes) {
+  EMBER_ASSIGN_OR_RETURN(const FactorPlan plan, PlanFactors(mesh, axes));
+  const std::vector<Factor>& factors = plan.factors;
+  const std::vector<int64_t>& stride = plan.stride;
+  const std::vector<size_t>& grouped = plan.grouped;
+  const std::vector<size_t>& others = plan.others;
   // Row-major counting over a list of factors.
   auto count = [&](const std::vector<size_t>& list) {
     int64_t n = 1;

@@ -17,6 +17,7 @@
 namespace ember::ir {
 
 // Axis names and sizes (major first), and optionally the device ids in mesh order.
+inline constexpr int64_t kMaxMeshDevices = int64_t{1} << 20;
 struct Mesh {
   std::vector<std::string> axes;
   std::vector<int64_t> sizes;
@@ -24,7 +25,8 @@ struct Mesh {
   int64_t size() const;
   // Coordinates (one per axis) of the device with id `id`.
   absl::StatusOr<std::vector<int64_t>> Coordinates(int64_t id) const;
-  // Positive sizes, and one id per device when ids are given.
+  // Positive sizes, at most kMaxMeshDevices devices, distinct axis names, and one id per
+  // device when ids are given.
   absl::Status Validate() const;
 };
 
@@ -61,6 +63,8 @@ Attribute MeshAxisRefsAttribute(absl::Span<const MeshAxisRef> axes);
 // Errors: unknown or repeated axes, sub-axes that do not divide their axis or that overlap.
 absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
     const Mesh& mesh, absl::Span<const MeshAxisRef> axes);
+// The errors MeshAxesGroups would give, without listing the groups (cheap: for the verifier).
+absl::Status CheckMeshAxes(const Mesh& mesh, absl::Span<const MeshAxisRef> axes);
 
 // Small scanners of printed attribute text, shared with the runtime's sharding readers.
 namespace printed {

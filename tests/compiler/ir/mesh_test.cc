@@ -84,6 +84,11 @@ TEST(MeshAxesGroupsTest, BadReferencesAreErrors) {
   EXPECT_EQ(ErrorOf(Make({"x"}, {4}, {0, 1}), {Whole("x")}),
             "a mesh of 4 devices lists 2 device ids");
   EXPECT_EQ(ErrorOf(Make({"x"}, {0}), {}), "mesh axis \"x\" has size 0");
+  // Meshes are bounded, so a malformed program cannot ask for billions of groups.
+  EXPECT_EQ(ErrorOf(Make({"x", "y"}, {int64_t{1} << 11, int64_t{1} << 10}), {Whole("x")}),
+            "the mesh has more than 1048576 devices");
+  EXPECT_EQ(CheckMeshAxes(mesh, {Whole("z")}).message(), "axis \"z\" is not in the mesh");
+  EXPECT_TRUE(CheckMeshAxes(mesh, {Sub("x", 2, 2), Whole("y")}).ok());
 }
 
 TEST(MeshTest, ParsesPrintedShardyMeshes) {
