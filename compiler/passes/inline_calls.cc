@@ -18,6 +18,10 @@ bool Inlinable(const ir::Instruction& call, const ir::Computation& caller) {
   const ir::Computation* callee = call.callee();
   if (callee == nullptr || callee == &caller) return false;
   if (call.opcode() != ir::Opcode::kCall && call.opcode() != ir::Opcode::kComposite) return false;
+  // A composite's regions belong to it and cannot be dropped from the module; such a composite
+  // stays a call of its decomposition (which is its whole meaning: the spec ignores the regions
+  // once the decomposition runs).
+  if (!call.regions().empty()) return false;
   if (callee->parameters().size() != call.operands().size()) return false;
   const ir::Instruction* ret = callee->return_instruction();
   if (ret == nullptr || ret->operands().size() != call.num_results()) return false;

@@ -42,7 +42,8 @@ std::string DescribeOp(const std::string& name, const ir::Location& loc);
 
 // MLIR spelling of a builtin or VHLO element type ("i1", "ui8", "tf32", "complex<f32>").
 absl::StatusOr<std::string> ElementSpelling(const Type& type);
-// Builtin or VHLO element type -> ElementType (errors for index, quantized, tf32, ...).
+// Builtin or VHLO element type -> ElementType (index is s64, as in XLA; errors for quantized,
+// tf32, ...).
 absl::StatusOr<ir::ElementType> ConvertElementType(const Type& type);
 // Ranked static tensor, token or tuple, builtin or VHLO.
 absl::StatusOr<ir::ValueType> ConvertType(const Type& type);

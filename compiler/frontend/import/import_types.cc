@@ -260,6 +260,12 @@ absl::StatusOr<std::string> ElementSpelling(const Type& type) {
 }
 
 absl::StatusOr<ir::ElementType> ConvertElementType(const Type& type) {
+  // `index` (the shape operands of the dynamic ops, tensor<?xindex>) is a 64-bit integer, as
+  // XLA reads it; MLIR stores index elements as 64-bit integers too.
+  if (type.kind == TypeKind::kIndex ||
+      (type.kind == TypeKind::kDialect && type.dialect == "vhlo" && type.name == "index_v1")) {
+    return ir::ElementType::kS64;
+  }
   EMBER_ASSIGN_OR_RETURN(std::string name, ElementSpelling(type));
   absl::StatusOr<ir::ElementType> et = ir::ElementTypeFromName(name);
   if (!et.ok() || *et == ir::ElementType::kToken || *et == ir::ElementType::kInvalid) {

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -69,6 +70,9 @@ class Importer {
  private:
   absl::Status ImportModuleAttributes(const Operation& module_op);
   absl::Status DeclareFunction(const Operation& op);
+  // A func.func without a body: recorded with its signature in the module attribute
+  // "func.declarations" (a symbol others may name; calling it is an error).
+  absl::Status DeclareExternal(const Operation& op);
   absl::Status ImportFunction(const Operation& op, ir::Computation* c);
   absl::Status ImportBlock(const Block& block, ir::Computation* c);
   absl::StatusOr<ir::Computation*> ImportRegion(const Region& region, const std::string& hint,
@@ -102,6 +106,7 @@ class Importer {
   absl::flat_hash_map<std::pair<const void*, uint32_t>, ir::Value*> values_;
   std::vector<std::pair<const Operation*, ir::Computation*>> functions_;
   std::vector<std::pair<std::string, ir::Attribute>> meshes_;
+  std::vector<std::pair<std::string, ir::Attribute>> declarations_;
 };
 
 absl::StatusOr<std::unique_ptr<ir::Module>> Importer::Run(const Operation& module_op) {
@@ -126,6 +131,10 @@ absl::StatusOr<std::unique_ptr<ir::Module>> Importer::Run(const Operation& modul
             sym != nullptr && *sym ? importer::ReadString(**sym) : absl::StatusOr<std::string>("");
         if (fname.ok() && skip_->contains(*fname)) continue;
       }
+      if (op->regions.empty() || op->regions[0].blocks.empty()) {
+        EMBER_RETURN_IF_ERROR(DeclareExternal(*op));
+        continue;
+      }
       EMBER_RETURN_IF_ERROR(DeclareFunction(*op));
     } else if (op->name == "sdy.mesh") {
       const AttrPtr* sym = FindAttr(*op, "sym_name");
@@ -140,6 +149,9 @@ absl::StatusOr<std::unique_ptr<ir::Module>> Importer::Run(const Operation& modul
     }
   }
   if (!meshes_.empty()) module_->attributes().Set("sdy.meshes", ir::Attribute::Dict(meshes_));
+  if (!declarations_.empty()) {
+    module_->attributes().Set("func.declarations", ir::Attribute::Dict(declarations_));
+  }
   for (const auto& [op, computation] : functions_) {
     absl::Status s = ImportFunction(*op, computation);
     if (!s.ok()) {
@@ -164,6 +176,43 @@ absl::Status Importer::ImportModuleAttributes(const Operation& module_op) {
     }
   }
   for (const auto& [name, value] : discardable.entries()) module_->attributes().Set(name, value);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::DeclareExternal(const Operation& op) {
+  const AttrPtr* sym = FindAttr(op, "sym_name");
+  if (sym == nullptr || !*sym) return OpError(op, "function without sym_name");
+  EMBER_ASSIGN_OR_RETURN(std::string name, importer::ReadString(**sym));
+  auto fail = [&](const absl::Status& s) {
+    failed_function_ = name;
+    return AtOp(op, s);
+  };
+  if (module_->FindFunction(name) != nullptr) {
+    return fail(absl::InvalidArgumentError(absl::StrCat("function @", name, " is defined twice")));
+  }
+  for (const auto& [declared, unused] : declarations_) {
+    if (declared == name) {
+      return fail(absl::InvalidArgumentError(absl::StrCat("function @", name, " is declared twice")));
+    }
+  }
+  const AttrPtr* type = FindAttr(op, "function_type");
+  if (type == nullptr || !*type) return fail(absl::InvalidArgumentError("function without function_type"));
+  absl::StatusOr<importer::FunctionSignature> sig = importer::ReadFunctionType(**type);
+  if (!sig.ok()) return fail(sig.status());
+  auto spell = [&](const std::vector<TypePtr>& types) -> absl::StatusOr<std::string> {
+    std::vector<std::string> parts;
+    for (const TypePtr& t : types) {
+      if (!t) return absl::InvalidArgumentError("null type in a function type");
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType v, importer::ConvertType(*t));
+      parts.push_back(v.ToString());
+    }
+    return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+  };
+  absl::StatusOr<std::string> inputs = spell(sig->inputs);
+  if (!inputs.ok()) return fail(inputs.status());
+  absl::StatusOr<std::string> results = spell(sig->results);
+  if (!results.ok()) return fail(results.status());
+  declarations_.emplace_back(name, ir::Attribute::String(absl::StrCat(*inputs, " -> ", *results)));
   return absl::OkStatus();
 }
 
@@ -557,6 +606,7 @@ absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
   ir::Computation* callee = nullptr;
   std::optional<ir::Opcode> opcode;
   ir::AttributeMap attrs;
+  bool sum_region = false;
   if (view.name == "func.call") {
     opcode = ir::Opcode::kCall;
     std::string target;
@@ -577,11 +627,27 @@ absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
     }
     callee = module_->FindFunction(target);
     if (callee == nullptr) {
+      for (const auto& [declared, unused] : declarations_) {
+        if (declared == target) {
+          return OpError(op, absl::StrCat("callee @", target,
+                                          " is only declared: it has no body to run"));
+        }
+      }
       return OpError(op, absl::StrCat("callee @", target, " is not a function of the module"));
     }
   } else {
     std::string opname = view.name;
     if (opname == "stablehlo.create_token") opname = "stablehlo.after_all";
+    // The legacy cross-replica-sum is, by upstream's own definition, an all_reduce that adds
+    // (channel 0, no global device ids); its addition region is made below.
+    if (opname == "stablehlo.cross-replica-sum") {
+      if (!op.regions.empty() || operands.size() != 1 || results.size() != 1 ||
+          !operands[0]->type().is_tensor()) {
+        return OpError(op, "cross-replica-sum takes one tensor and no region");
+      }
+      opname = "stablehlo.all_reduce";
+      sum_region = true;
+    }
     opcode = ir::OpcodeFromName(opname);
     if (!opcode.has_value() || *opcode == ir::Opcode::kCall || *opcode == ir::Opcode::kReturn) {
       return absl::UnimplementedError(
@@ -603,7 +669,8 @@ absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
       }
       view.attrs = std::move(rest);
       if (callee == nullptr) return OpError(op, "missing attribute 'decomposition'");
-      if (!op.regions.empty()) return OpError(op, "composites with regions are not supported");
+      // Regions (StableHLO 1.x) model ops with bodies; the semantics stay the decomposition's,
+      // which ignores them. They are kept on the instruction like any op's regions.
     }
     std::vector<ir::ValueType> operand_types;
     for (const ir::Value* v : operands) operand_types.push_back(v->type());
@@ -617,6 +684,16 @@ absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
     EMBER_ASSIGN_OR_RETURN(ir::Computation * region,
                            ImportRegion(r, std::string(ir::OpcodeName(*opcode)), op));
     regions.push_back(region);
+  }
+  if (sum_region) {
+    ir::Computation* add = module_->AddRegion("all_reduce");
+    const ir::ValueType scalar = ir::ValueType::Tensor(
+        ir::Shape::Scalar(operands[0]->type().element_type()));
+    ir::Value* a = add->AddParameter(scalar);
+    ir::Value* b = add->AddParameter(scalar);
+    ir::Instruction* sum = add->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {}, loc);
+    add->AddInstruction(ir::Opcode::kReturn, {sum->result()}, {}, {}, {}, loc);
+    regions.push_back(add);
   }
   ir::Instruction* inst = c->AddInstruction(*opcode, std::move(operands), std::move(results),
                                             std::move(attrs), std::move(regions), loc);

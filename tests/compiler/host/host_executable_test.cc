@@ -388,6 +388,39 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
   EXPECT_GE(o.kernels, 5);
 }
 
+TEST(HostExecutableTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
+  // Futures are values of their own kind (not arena buffers): an async slice and an async
+  // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs
+  // its decomposition.
+  Outcome o = ExpectSameResults(R"(
+func.func private @decomposition(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = stablehlo.tanh %a : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+func.func @main(%x: tensor<16xf32>, %u: tensor<4xf32>, %i: tensor<i32>) -> (tensor<16xf32>, tensor<6xf32>) {
+  %f = "stablehlo.async_start"(%x) ({
+    ^bb0(%a: tensor<16xf32>):
+      %s = stablehlo.slice %a [3:9] : (tensor<16xf32>) -> tensor<6xf32>
+      stablehlo.return %s : tensor<6xf32>
+  }) : (tensor<16xf32>) -> !stablehlo.future<tensor<6xf32>>
+  %e = stablehlo.exponential %x : tensor<16xf32>
+  %g = "stablehlo.async_start"(%e, %u, %i) ({
+    ^bb0(%a: tensor<16xf32>, %b: tensor<4xf32>, %j: tensor<i32>):
+      %s = stablehlo.dynamic_update_slice %a, %b, %j : (tensor<16xf32>, tensor<4xf32>, tensor<i32>) -> tensor<16xf32>
+      stablehlo.return %s : tensor<16xf32>
+  }) : (tensor<16xf32>, tensor<4xf32>, tensor<i32>) -> !stablehlo.future<tensor<16xf32>>
+  %d = "stablehlo.async_done"(%g) : (!stablehlo.future<tensor<16xf32>>) -> tensor<16xf32>
+  %c = "stablehlo.composite"(%d) ({
+    ^bb0(%b: tensor<16xf32>):
+      "stablehlo.return"(%b) : (tensor<16xf32>) -> ()
+  }) {name = "my.tanh", decomposition = @decomposition} : (tensor<16xf32>) -> tensor<16xf32>
+  %m = stablehlo.multiply %c, %x : tensor<16xf32>
+  %r = "stablehlo.async_done"(%f) : (!stablehlo.future<tensor<6xf32>>) -> tensor<6xf32>
+  return %m, %r : tensor<16xf32>, tensor<6xf32>
+})", Tolerance{/*ulps=*/4});
+  EXPECT_GE(o.kernels, 4);
+}
+
 std::string CompiledCostReport(const std::string& text) {
   std::unique_ptr<ir::Module> module = Parse(text);
   if (module == nullptr) return "";

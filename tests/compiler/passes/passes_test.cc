@@ -116,6 +116,36 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kNegate), 1);
 }
 
+// A composite with regions (they model an op with a body) keeps them: it stays a composite,
+// and runs its decomposition, which the regions do not change.
+TEST(PassesTest, CompositeWithRegionsStaysACallOfItsDecomposition) {
+  auto m = RunPassChecked(R"(
+func.func private @f(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.negate %a : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "stablehlo.composite"(%x) ({
+    ^bb0(%b: tensor<3xf32>):
+      %1 = stablehlo.exponential %b : tensor<3xf32>
+      "stablehlo.return"(%1) : (tensor<3xf32>) -> ()
+  }) {name = "my.op", decomposition = @f, version = 1 : i32} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})", CreateInlinePass(), /*expect_changed=*/false);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kComposite), 1);
+  ASSERT_EQ(m->entry()->instructions().front()->regions().size(), 1u);
+  // Its result is the decomposition's: the negation of the argument.
+  std::vector<host::EvalValue> args = RandomArgs(*m->entry(), 3);
+  const ir::Literal x = *args[0].array.Clone();
+  host::Evaluator evaluator;
+  auto out = evaluator.Run(*m->entry(), std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  const absl::Span<const float> in = x.data<float>().value();
+  const absl::Span<const float> got = (*out)[0].array.data<float>().value();
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(got[i], -in[i]);
+}
+
 TEST(PassesTest, InlineCopiesRegionsOfTheCallee) {
   // An op region belongs to one op: each inlined reduce gets its own copy of the body.
   auto m = RunPassChecked(R"(

@@ -380,5 +380,79 @@ func.func @main(%f: !stablehlo.future<!stablehlo.token>) -> () {
             std::string::npos);
 }
 
+// Older and rarer spellings: `index` elements are 64-bit integers (as XLA reads them), the legacy
+// cross-replica-sum is an all_reduce that adds, and a function without a body is a declaration
+// (its signature kept on the module; calling it is an error).
+TEST(ImportTest, IndexCrossReplicaSumAndDeclarations) {
+  EXPECT_EQ(Text(R"(
+module {
+  func.func private @external(tensor<2xf32>) -> !stablehlo.future<tensor<2xf32>>
+  func.func @main(%a: tensor<2xf32>, %shape: tensor<1xindex>) -> (tensor<2xf32>, tensor<1xindex>) {
+    %0 = "stablehlo.cross-replica-sum"(%a) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0, %shape : tensor<2xf32>, tensor<1xindex>
+  }
+})"),
+            "module @module {func.declarations = {external = \"(tensor<2xf32>) -> "
+            "(!stablehlo.future<tensor<2xf32>>)\"}}\n"
+            "func public @main(%0: tensor<2xf32>, %1: tensor<1xi64>) -> (tensor<2xf32>, "
+            "tensor<1xi64>) {\n"
+            "  %2 = all_reduce(%0) regions [@all_reduce.region0] {replica_groups = s64[1,2]{1,0} "
+            "{{0, 1}}, channel_id = 0, use_global_device_ids = false} : tensor<2xf32>\n"
+            "  return(%2, %1)\n"
+            "}\n"
+            "region @all_reduce.region0(%0: tensor<f32>, %1: tensor<f32>) -> (tensor<f32>) {\n"
+            "  %2 = add(%0, %1) : tensor<f32>\n"
+            "  return(%2)\n"
+            "}\n");
+  EXPECT_EQ(Error(R"(
+module {
+  func.func private @external(tensor<2xf32>) -> tensor<2xf32>
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = func.call @external(%a) : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})"),
+            "func.call at model.mlir:5:5: callee @external is only declared: it has no body to run");
+}
+
+// #stablehlo.replica_group_mesh_axes keeps its mesh (a symbol, or inline with device ids) and
+// its axes (sub-axes with their pre-size and size); the verifier checks inline meshes.
+TEST(ImportTest, MeshAxesReplicaGroups) {
+  const std::string inline_mesh = R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<8xf32> {
+  %0 = "stablehlo.all_gather"(%a) {all_gather_dim = 0 : i64,
+      replica_groups = #stablehlo.replica_group_mesh_axes<
+        mesh = #stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x", size = 4>],
+                               device_ids = dense<[3, 2, 1, 0]> : tensor<4xi64>>,
+        axes = [#stablehlo.axis_ref<name = "x", sub_axis_info = (1)2>]>} : (tensor<4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+})";
+  EXPECT_NE(Text(inline_mesh).find(
+                "replica_groups = {mesh = {axes = [{name = \"x\", size = 4}], device_ids = [3, 2, "
+                "1, 0]}, axes = [{name = \"x\", pre_size = 1, size = 2}]}"),
+            std::string::npos)
+      << Text(inline_mesh);
+  EXPECT_EQ(VerifyError(inline_mesh), "OK");
+  std::string bad = inline_mesh;
+  bad.replace(bad.find("(1)2"), 4, "(1)3");
+  EXPECT_EQ(VerifyError(bad),
+            "stablehlo.all_gather at model.mlir:3:3: replica_groups: sub-axis \"x\":(1)3 does not "
+            "divide the axis of size 4");
+  const std::string by_symbol = R"(
+module {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = "stablehlo.collective_broadcast"(%a) {replica_groups = #stablehlo.replica_group_mesh_axes<
+        mesh = @mesh, axes = [#stablehlo.axis_ref<name = "y">]>} : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})";
+  EXPECT_NE(Text(by_symbol).find(
+                "replica_groups = {mesh = \"mesh\", axes = [{name = \"y\"}]}"),
+            std::string::npos)
+      << Text(by_symbol);
+  EXPECT_EQ(VerifyError(by_symbol), "OK");
+}
+
 }  // namespace
 }  // namespace ember::frontend
