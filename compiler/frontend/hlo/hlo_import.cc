@@ -1272,7 +1272,17 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ImportHloModuleProtoWithConfig(
                      " bytes are not a valid "
                      "serialized xla.HloModuleProtoWithConfig (truncated or malformed protobuf)"));
   }
-  return ImportParsed(wrapper->hlo_module());
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ImportParsed(wrapper->hlo_module()));
+  if (wrapper->has_config()) {
+    const proto::HloModuleConfigProto& config = wrapper->config();
+    if (config.replica_count() > 0) {
+      module->attributes().Set("mhlo.num_replicas", Attribute::Int(config.replica_count()));
+    }
+    if (config.num_partitions() > 0) {
+      module->attributes().Set("mhlo.num_partitions", Attribute::Int(config.num_partitions()));
+    }
+  }
+  return module;
 }
 
 }  // namespace ember::frontend

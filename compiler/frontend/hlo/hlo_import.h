@@ -21,7 +21,8 @@ namespace ember::frontend {
 // input_output_alias, `jax.buffer_donor` for buffer_donor entries.
 absl::StatusOr<std::unique_ptr<ir::Module>> ImportHloModuleProto(absl::Span<const uint8_t> bytes);
 
-// `bytes` is a binary HloModuleProtoWithConfig (format "hlo_with_config"); the config is ignored.
+// `bytes` is a binary HloModuleProtoWithConfig (format "hlo_with_config"); the config's replica
+// and partition counts become the module's mhlo.num_replicas / mhlo.num_partitions.
 absl::StatusOr<std::unique_ptr<ir::Module>> ImportHloModuleProtoWithConfig(
     absl::Span<const uint8_t> bytes);
 

@@ -47,6 +47,20 @@ TEST(HloCompileProgramTest, WithConfigAndBadBytes) {
   ASSERT_TRUE(wrapper.mutable_hlo_module()->ParseFromString(ReadTestdata("donate.hlo.pb")));
   const std::string wrapped = wrapper.SerializeAsString();
   EXPECT_TRUE(ReadProgram("hlo_with_config", Bytes(wrapped)).ok());
+  // The config (field 2 of xla.HloModuleProtoWithConfig) says how many replicas and partitions
+  // the module was built for; its other fields (field 14, debug options, here) are skipped.
+  wrapper.mutable_config()->set_replica_count(4);
+  wrapper.mutable_config()->set_num_partitions(2);
+  std::string with_config = wrapper.SerializeAsString();
+  with_config += std::string("\x12\x04\x72\x02\x08\x01", 6);  // config { 14: { 1: 1 } }
+  auto configured = ReadProgram("hlo_with_config", Bytes(with_config));
+  ASSERT_TRUE(configured.ok()) << configured.status();
+  const ir::Attribute* replicas = (*configured)->attributes().Find("mhlo.num_replicas");
+  const ir::Attribute* partitions = (*configured)->attributes().Find("mhlo.num_partitions");
+  ASSERT_NE(replicas, nullptr);
+  ASSERT_NE(partitions, nullptr);
+  EXPECT_EQ(replicas->i, 4);
+  EXPECT_EQ(partitions->i, 2);
 
   const std::string garbage = "\x0a\xff\xff\xff\xff\x0f";
   auto bad = ReadProgram("hlo", Bytes(garbage));
