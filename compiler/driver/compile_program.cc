@@ -178,6 +178,12 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
   if (entry == nullptr) return absl::OkStatus();
   for (size_t i = 0; i < entry->parameters().size(); ++i) {
     const ir::ValueType& type = entry->parameter(i)->type();
+    if (type.is_tensor() && type.shape().bounds() != nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "argument ", i, " of @", entry->name(), " has the bounded dynamic type ",
+          type.ToString(), ": Ember compiles static shapes; bounded dimensions (run padded to "
+          "their bound) are not supported yet"));
+    }
     if (!type.is_static()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " of @", entry->name(), " has the dynamically shaped type ",

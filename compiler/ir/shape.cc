@@ -106,6 +106,31 @@ absl::StatusOr<Shape> Shape::MakeDynamic(ElementType type, absl::Span<const int6
   return Shape(type, std::vector<int64_t>(dims.begin(), dims.end()), checked.layout(), 0);
 }
 
+absl::StatusOr<Shape> Shape::MakeBounded(ElementType type, absl::Span<const int64_t> dims,
+                                         absl::Span<const int64_t> bounds) {
+  EMBER_ASSIGN_OR_RETURN(Shape shape, MakeDynamic(type, dims));
+  if (bounds.size() != dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", DimsString(dims), " has ",
+                                                   bounds.size(), " bounds for ", dims.size(),
+                                                   " dimensions"));
+  }
+  bool any = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (bounds[i] == kDynamicDim) continue;
+    if (dims[i] != kDynamicDim) {
+      return absl::InvalidArgumentError(absl::StrCat("shape ", DimsString(dims), ": static dimension ",
+                                                     i, " cannot have a bound"));
+    }
+    if (bounds[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", DimsString(dims), ": dimension ", i, " has bound ", bounds[i]));
+    }
+    any = true;
+  }
+  if (any) shape.bounds_ = std::make_shared<const std::vector<int64_t>>(bounds.begin(), bounds.end());
+  return shape;
+}
+
 bool Shape::is_static() const {
   for (int64_t d : dims_) {
     if (d == kDynamicDim) return false;
@@ -158,8 +183,23 @@ int64_t Shape::ByteSize() const {
 }
 
 std::string Shape::ToString() const {
-  std::string s = quantized_ != nullptr ? absl::StrCat(quantized_->ToString(), DimsString(dims_))
-                                        : absl::StrCat(XlaName(element_type_), DimsString(dims_));
+  std::string dims = DimsString(dims_);
+  if (bounds_ != nullptr) {
+    dims = "[";
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (i > 0) dims += ",";
+      if ((*bounds_)[i] != kDynamicDim) {
+        absl::StrAppend(&dims, "<=", (*bounds_)[i]);
+      } else if (dims_[i] == kDynamicDim) {
+        dims += "?";
+      } else {
+        absl::StrAppend(&dims, dims_[i]);
+      }
+    }
+    dims += "]";
+  }
+  std::string s = quantized_ != nullptr ? absl::StrCat(quantized_->ToString(), dims)
+                                        : absl::StrCat(XlaName(element_type_), dims);
   if (!dims_.empty()) absl::StrAppend(&s, layout_.ToString());
   return s;
 }

@@ -1,8 +1,10 @@
 // The shape of an array value: element type, dimension sizes and memory layout.
 // Shapes are valid by construction (Make checks dims, layout and that the element count and
 // byte size fit in int64_t), so the accessors below cannot fail. A dimension may be dynamic
-// (kDynamicDim, printed `?`) only in shapes built with MakeDynamic: shape-polymorphic programs
-// import with them, and refine_shapes makes them static before anything runs.
+// (kDynamicDim, printed `?`) only in shapes built with MakeDynamic or MakeBounded:
+// shape-polymorphic programs import with them, and refine_shapes makes them static before
+// anything runs. A dynamic dim may carry an upper bound (StableHLO's
+// #stablehlo.type_extensions<bounds = [...]>, XLA's bounded dynamic dimensions).
 #ifndef EMBER_COMPILER_IR_SHAPE_H_
 #define EMBER_COMPILER_IR_SHAPE_H_
 
@@ -43,6 +45,10 @@ class Shape {
   // As Make, but dims may also be kDynamicDim. A shape with a dynamic dim has element_count()
   // and ByteSize() 0 and a row-major layout; nothing may allocate or run it.
   static absl::StatusOr<Shape> MakeDynamic(ElementType type, absl::Span<const int64_t> dims);
+  // As MakeDynamic, with one bound per dim: kDynamicDim (no bound) or, for a dynamic dim only,
+  // the largest size it may take (>= 0). Without any bound this is MakeDynamic.
+  static absl::StatusOr<Shape> MakeBounded(ElementType type, absl::Span<const int64_t> dims,
+                                           absl::Span<const int64_t> bounds);
   // A rank-0 shape; cannot fail (a scalar always fits).
   static Shape Scalar(ElementType type);
 
@@ -70,19 +76,26 @@ class Shape {
   // No dim is kDynamicDim.
   bool is_static() const;
   bool is_dynamic_dim(int64_t i) const { return dims_[i] == kDynamicDim; }
+  // The bounds of the dims (kDynamicDim where none), or null when no dim has one.
+  const std::vector<int64_t>* bounds() const { return bounds_.get(); }
 
   int64_t element_count() const { return element_count_; }
   // Bytes of a dense buffer of this shape: element_count() * StorageBytes(element_type()).
   int64_t ByteSize() const;
 
   // "f32[3,4]{1,0}", "pred[]", "s4[8]{0}": XLA's shape syntax, with XLA's type names (a dynamic
-  // dim prints as `?`); a quantized shape prints its MLIR element spelling:
+  // dim prints as `?`, a bounded one as `<=16`); a quantized shape prints its MLIR element
+  // spelling:
   // "!quant.uniform<i8:f32, 0.5>[2]{0}".
   std::string ToString() const;
 
-  // Same element type (quantization included) and dims, any layout.
+  // Same element type (quantization included), dims and bounds, any layout.
   bool EqualsIgnoringLayout(const Shape& other) const {
     if (element_type_ != other.element_type_ || dims_ != other.dims_) return false;
+    if ((bounds_ == nullptr) != (other.bounds_ == nullptr) ||
+        (bounds_ != nullptr && *bounds_ != *other.bounds_)) {
+      return false;
+    }
     if (quantized_ == nullptr || other.quantized_ == nullptr) return quantized_ == other.quantized_;
     return *quantized_ == *other.quantized_;
   }
@@ -103,6 +116,7 @@ class Shape {
   int64_t element_count_ = 1;
   // Immutable and shared between copies (shapes are copied freely).
   std::shared_ptr<const QuantizedType> quantized_;
+  std::shared_ptr<const std::vector<int64_t>> bounds_;
 };
 
 }  // namespace ember::ir

@@ -31,11 +31,16 @@ std::string ValueType::ToString() const {
     }
   }
   if (shape_.is_quantized()) {
-    absl::StrAppend(&text, shape_.quantized()->ToString(), ">");
+    absl::StrAppend(&text, shape_.quantized()->ToString());
   } else {
-    absl::StrAppend(&text, std::string(ElementTypeName(shape_.element_type())), ">");
+    absl::StrAppend(&text, std::string(ElementTypeName(shape_.element_type())));
   }
-  return text;
+  if (const std::vector<int64_t>* bounds = shape_.bounds()) {
+    std::vector<std::string> parts;
+    for (int64_t b : *bounds) parts.push_back(b == kDynamicDim ? "?" : absl::StrCat(b));
+    absl::StrAppend(&text, ", #stablehlo.bounds<", absl::StrJoin(parts, ", "), ">");
+  }
+  return text + ">";
 }
 
 ValueType ValueType::StorageType() const {
@@ -100,9 +105,19 @@ bool ValueType::IsCompatibleWith(const ValueType& other) const {
   if (element_type() != other.element_type() || dims().size() != other.dims().size()) {
     return false;
   }
+  const std::vector<int64_t>* bounds = shape_.bounds();
+  const std::vector<int64_t>* other_bounds = other.shape_.bounds();
   for (size_t i = 0; i < dims().size(); ++i) {
     const int64_t a = dims()[i], b = other.dims()[i];
     if (a != b && a != kDynamicDim && b != kDynamicDim) return false;
+    // A bounded dynamic dim takes no size beyond its bound.
+    if (bounds != nullptr && (*bounds)[i] != kDynamicDim && b != kDynamicDim && b > (*bounds)[i]) {
+      return false;
+    }
+    if (other_bounds != nullptr && (*other_bounds)[i] != kDynamicDim && a != kDynamicDim &&
+        a > (*other_bounds)[i]) {
+      return false;
+    }
   }
   return true;
 }

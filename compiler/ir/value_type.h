@@ -48,7 +48,8 @@ class ValueType {
   std::string ToString() const;
   bool operator==(const ValueType& other) const;
   bool operator!=(const ValueType& other) const { return !(*this == other); }
-  // The StableHLO spec's "compatible" types: equal, except that a dynamic dim matches any size.
+  // The StableHLO spec's "compatible" types: equal, except that a dynamic dim matches any size
+  // (up to its bound, when it has one).
   bool IsCompatibleWith(const ValueType& other) const;
 
  private:

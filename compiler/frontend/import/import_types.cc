@@ -352,11 +352,44 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
           absl::StrCat("type ", PrintType(type), " has a negative dimension size ", d));
     }
   }
+  // The only encoding StableHLO defines: bounds of dynamic dims (#stablehlo.type_extensions,
+  // spelled #stablehlo.bounds<...> in text, #vhlo.type_extensions_v1 in artifacts).
+  std::vector<int64_t> bounds;
   if (encoding != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor encoding ", PrintAttribute(*encoding), " is not supported"));
+    const DialectParam* list = nullptr;
+    if (encoding->kind == AttrKind::kDialect &&
+        ((encoding->dialect == "stablehlo" && encoding->name == "type_extensions") ||
+         (encoding->dialect == "vhlo" && encoding->name == "type_extensions_v1"))) {
+      for (const DialectParam& p : encoding->params) {
+        if (p.name == "bounds" && p.kind == DialectParam::Kind::kList) list = &p;
+      }
+    }
+    if (list == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor encoding ", PrintAttribute(*encoding), " is not supported"));
+    }
+    for (const DialectParam& b : list->list) {
+      if (b.kind != DialectParam::Kind::kInt) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("type ", PrintType(type), ": bounds must be integers"));
+      }
+      bounds.push_back(b.i == kDynamicDim ? ir::kDynamicDim : b.i);
+    }
   }
   if (element == nullptr) return absl::InvalidArgumentError("tensor type without element type");
+  if (IsQuantizedElement(*element) && !bounds.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("type ", PrintType(type), ": bounded quantized tensors are not supported"));
+  }
+  if (!bounds.empty()) {
+    EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
+    absl::StatusOr<ir::Shape> shape = ir::Shape::MakeBounded(et, dims, bounds);
+    if (!shape.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", PrintType(type), ": ", shape.status().message()));
+    }
+    return ir::ValueType::Tensor(*std::move(shape));
+  }
   if (IsQuantizedElement(*element)) {
     EMBER_ASSIGN_OR_RETURN(ir::QuantizedType q, ConvertQuantizedType(*element));
     EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeQuantized(q, dims));

@@ -115,5 +115,21 @@ func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?x4xf32>) -> tensor<?x4
       << program.status();
 }
 
+// Bounded dynamic dims import and verify, but Ember compiles static shapes: a clear error.
+TEST_F(CompilePipelineTest, BoundedDynamicShapesAreAClearError) {
+  const std::string text = R"(
+func.func public @main(%arg0: tensor<?xf32, #stablehlo.bounds<8>>) -> tensor<?xf32, #stablehlo.bounds<8>> {
+  %0 = stablehlo.negate %arg0 : tensor<?xf32, #stablehlo.bounds<8>>
+  return %0 : tensor<?xf32, #stablehlo.bounds<8>>
+})";
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(program.status().message(),
+                                "argument 0 of @main has the bounded dynamic type "
+                                "tensor<?xf32, #stablehlo.bounds<8>>"))
+      << program.status();
+}
+
 }  // namespace
 }  // namespace ember::compiler

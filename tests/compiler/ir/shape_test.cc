@@ -1,5 +1,6 @@
 // Shapes: construction checks, overflow rejection, sizes, printing, equality.
 #include "compiler/ir/shape.h"
+#include "compiler/ir/value_type.h"
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,32 @@ TEST(ShapeTest, WithLayoutAndEquality) {
   EXPECT_FALSE(row == *Shape::Make(ElementType::kU32, {2, 5}));
   EXPECT_FALSE(row == *Shape::Make(ElementType::kS32, {5, 2}));
   EXPECT_FALSE(row.WithLayout(Layout::RowMajor(3)).ok());
+}
+
+// Bounded dynamic dims (#stablehlo.type_extensions): a bound only on a dynamic dim; bounds are
+// part of the type (equality, printing) and limit what a dim is compatible with.
+TEST(ShapeTest, BoundedDynamicDims) {
+  const int64_t kDyn = kDynamicDim;
+  absl::StatusOr<Shape> bounded = Shape::MakeBounded(ElementType::kF32, {kDyn, kDyn, 3}, {16, kDyn, kDyn});
+  ASSERT_TRUE(bounded.ok()) << bounded.status();
+  ASSERT_NE(bounded->bounds(), nullptr);
+  EXPECT_EQ(*bounded->bounds(), (std::vector<int64_t>{16, kDyn, kDyn}));
+  EXPECT_FALSE(bounded->is_static());
+  EXPECT_EQ(bounded->ToString(), "f32[<=16,?,3]{2,1,0}");
+  EXPECT_EQ(ValueType::Tensor(*bounded).ToString(), "tensor<?x?x3xf32, #stablehlo.bounds<16, ?, ?>>");
+  const Shape unbounded = *Shape::MakeDynamic(ElementType::kF32, {kDyn, kDyn, 3});
+  EXPECT_FALSE(*bounded == unbounded);
+  EXPECT_EQ(*Shape::MakeBounded(ElementType::kF32, {kDyn, kDyn, 3}, {kDyn, kDyn, kDyn}), unbounded);
+  // Errors: a bound on a static dim, a negative bound, a wrong count.
+  EXPECT_EQ(Shape::MakeBounded(ElementType::kF32, {kDyn, 3}, {4, 4}).status().message(),
+            "shape [?,3]: static dimension 1 cannot have a bound");
+  EXPECT_FALSE(Shape::MakeBounded(ElementType::kF32, {kDyn}, {-2}).ok());
+  EXPECT_FALSE(Shape::MakeBounded(ElementType::kF32, {kDyn}, {4, 4}).ok());
+  // Compatibility stops at the bound.
+  const ValueType t = ValueType::Tensor(*bounded);
+  EXPECT_TRUE(t.IsCompatibleWith(ValueType::Tensor(*Shape::Make(ElementType::kF32, {16, 100, 3}))));
+  EXPECT_FALSE(t.IsCompatibleWith(ValueType::Tensor(*Shape::Make(ElementType::kF32, {17, 1, 3}))));
+  EXPECT_FALSE(ValueType::Tensor(*Shape::Make(ElementType::kF32, {17, 1, 3})).IsCompatibleWith(t));
 }
 
 }  // namespace
