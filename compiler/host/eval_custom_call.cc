@@ -477,6 +477,20 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
       target == "Pin" || target == "Unpin") {
     return Passthrough(inst, operands);
   }
+  if (target == "CreateBuffer") {
+    // An uninitialized buffer (the spec's special target): zeros here. Buffers are arrays in
+    // the evaluator, and Pin / Unpin (above) move them unchanged.
+    EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 0));
+    const ir::ValueType& type = inst.result(0)->type();
+    if (inst.num_results() != 1 || !type.is_buffer() || !type.is_static()) {
+      return fs::OpError(inst, "CreateBuffer returns one static buffer");
+    }
+    absl::StatusOr<ir::Literal> zeros = ir::Literal::Create(type.shape());
+    if (!zeros.ok()) return fs::OpError(inst, zeros.status().message());
+    std::vector<EvalValue> results;
+    results.push_back(EvalValue::Array(*std::move(zeros)));
+    return results;
+  }
   if (target == "Qr") {
     EMBER_RETURN_IF_ERROR(fs::CheckOperandCount(inst, operands, 1));
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* a, fs::ArrayOperand(inst, operands, 0));

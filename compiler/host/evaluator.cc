@@ -49,8 +49,9 @@ void CollectCaptures(const ir::Computation& region,
 
 bool SameType(const EvalValue& value, const ir::ValueType& type) {
   switch (value.kind) {
-    case EvalValue::Kind::kArray:
-      return type.is_tensor() && value.array.element_type() == type.element_type() &&
+    case EvalValue::Kind::kArray:  // a tensor, or a buffer's contents
+      return (type.is_tensor() || type.is_buffer()) &&
+             value.array.element_type() == type.element_type() &&
              value.array.shape().dims() == type.dims();
     case EvalValue::Kind::kToken:
       return type.is_token();

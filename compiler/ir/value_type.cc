@@ -20,9 +20,10 @@ std::string ValueType::ToString() const {
       return absl::StrCat("!stablehlo.future<", absl::StrJoin(parts, ", "), ">");
     }
     case Kind::kTensor:
+    case Kind::kBuffer:
       break;
   }
-  std::string text = "tensor<";
+  std::string text = kind_ == Kind::kBuffer ? "memref<" : "tensor<";
   for (int64_t d : shape_.dims()) {
     if (d == kDynamicDim) {
       text += "?x";
@@ -53,8 +54,10 @@ ValueType ValueType::StorageType() const {
       return is_tuple() ? Tuple(std::move(elements)) : Future(std::move(elements));
     }
     case Kind::kTensor: break;
+    case Kind::kBuffer: break;
   }
-  return shape_.is_quantized() ? Tensor(shape_.StorageShape()) : *this;
+  if (!shape_.is_quantized()) return *this;
+  return is_buffer() ? Buffer(shape_.StorageShape()) : Tensor(shape_.StorageShape());
 }
 
 bool ValueType::operator==(const ValueType& other) const {
@@ -66,6 +69,7 @@ bool ValueType::operator==(const ValueType& other) const {
     case Kind::kFuture:
       return elements_ == other.elements_;
     case Kind::kTensor:
+    case Kind::kBuffer:
       return shape_.EqualsIgnoringLayout(other.shape_);
   }
   return false;
@@ -82,6 +86,7 @@ bool ValueType::is_static() const {
       }
       return true;
     case Kind::kTensor:
+    case Kind::kBuffer:
       return shape_.is_static();
   }
   return true;
@@ -100,6 +105,7 @@ bool ValueType::IsCompatibleWith(const ValueType& other) const {
       }
       return true;
     case Kind::kTensor:
+    case Kind::kBuffer:
       break;
   }
   if (element_type() != other.element_type() || dims().size() != other.dims().size()) {

@@ -14,13 +14,16 @@ class ValueType {
  public:
   // kFuture: a value an asynchronous op (stablehlo.async_start) makes available later; it
   // holds the tensors its async_done yields (StableHLO's !stablehlo.future<T...>).
-  enum class Kind { kTensor, kToken, kTuple, kFuture };
+  // kBuffer: an array in memory that only custom calls read and write (StableHLO's buffer type,
+  // spelled memref<2x3xf32>); it has a shape like a tensor.
+  enum class Kind { kTensor, kToken, kTuple, kFuture, kBuffer };
 
   static ValueType Tensor(Shape shape) { return ValueType(Kind::kTensor, std::move(shape), {}); }
   static ValueType Token() { return ValueType(Kind::kToken, Shape::Scalar(ElementType::kToken), {}); }
   static ValueType Tuple(std::vector<ValueType> elements) {
     return ValueType(Kind::kTuple, Shape::Scalar(ElementType::kInvalid), std::move(elements));
   }
+  static ValueType Buffer(Shape shape) { return ValueType(Kind::kBuffer, std::move(shape), {}); }
   static ValueType Future(std::vector<ValueType> elements) {
     return ValueType(Kind::kFuture, Shape::Scalar(ElementType::kInvalid), std::move(elements));
   }
@@ -30,7 +33,8 @@ class ValueType {
   bool is_token() const { return kind_ == Kind::kToken; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
   bool is_future() const { return kind_ == Kind::kFuture; }
-  // Tensor only.
+  bool is_buffer() const { return kind_ == Kind::kBuffer; }
+  // Tensor and buffer only.
   const Shape& shape() const { return shape_; }
   ElementType element_type() const { return shape_.element_type(); }
   const std::vector<int64_t>& dims() const { return shape_.dims(); }
@@ -44,7 +48,8 @@ class ValueType {
   ValueType StorageType() const;
 
   // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<tensor<f32>, ...>",
-  // "tensor<4x!quant.uniform<i8:f32, 0.5:-1>>", "!stablehlo.future<tensor<4xf32>>".
+  // "tensor<4x!quant.uniform<i8:f32, 0.5:-1>>", "!stablehlo.future<tensor<4xf32>>",
+  // "memref<2xf32>".
   std::string ToString() const;
   bool operator==(const ValueType& other) const;
   bool operator!=(const ValueType& other) const { return !(*this == other); }

@@ -356,6 +356,33 @@ absl::Status AsyncDone(const OpChecker& c) {
   return c.ResultIs(0, future.elements()[0]);
 }
 
+// custom_call: any operands and results, except the special targets of buffers (spec: "(XLA
+// GPU Support) Special custom_call targets"): CreateBuffer () -> buffer, Pin tensor -> buffer,
+// Unpin buffer -> tensor, of one shape.
+absl::Status CustomCall(const OpChecker& c) {
+  absl::StatusOr<std::string> target = c.String("call_target_name");
+  if (!target.ok()) return target.status();
+  const bool create = *target == "CreateBuffer", pin = *target == "Pin", unpin = *target == "Unpin";
+  if (!create && !pin && !unpin) return absl::OkStatus();
+  RETURN_IF_ERROR(c.OperandCount(create ? 0 : 1));
+  RETURN_IF_ERROR(c.ResultCount(1));
+  const ValueType& result = c.result(0);
+  if (unpin) {
+    if (!c.operand(0).is_buffer() || !result.is_tensor()) {
+      return c.Error("Unpin takes a buffer and returns a tensor, not ", c.operand(0).ToString(),
+                     " -> ", result.ToString());
+    }
+  } else if (!result.is_buffer() || (pin && !c.operand(0).is_tensor())) {
+    return c.Error(*target, " returns a buffer", pin ? " from a tensor" : "", ", not ",
+                   pin ? c.operand(0).ToString() + " -> " : std::string(), result.ToString());
+  }
+  if (!create && !c.operand(0).shape().EqualsIgnoringLayout(result.shape())) {
+    return c.Error(*target, " keeps the shape: ", c.operand(0).ToString(), " -> ",
+                   result.ToString());
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status VerifyControl(const OpChecker& c) {
@@ -422,7 +449,7 @@ absl::Status VerifyControl(const OpChecker& c) {
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormGrad: return BatchNorm(c);
-    case Opcode::kCustomCall: return c.String("call_target_name").status();
+    case Opcode::kCustomCall: return CustomCall(c);
     default: return absl::OkStatus();
   }
 }

@@ -279,7 +279,27 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
   std::vector<int64_t> dims;
   const Type* element = nullptr;
   const Attribute* encoding = nullptr;
-  if (type.kind == TypeKind::kRankedTensor) {
+  bool buffer = false;
+  if (type.kind == TypeKind::kMemRef) {
+    // StableHLO's buffer type: a plain memref (no layout, no memory space).
+    if (type.encoding || type.memory_space) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "type ", PrintType(type), ": a buffer takes no layout or memory space"));
+    }
+    dims = type.shape;
+    element = type.element.get();
+    buffer = true;
+  } else if (type.kind == TypeKind::kDialect && type.dialect == "vhlo" &&
+             type.name == "buffer_v1") {
+    const DialectParam* shape = FindParam(type, "shape");
+    const DialectParam* e = FindParam(type, "element");
+    if (shape == nullptr || e == nullptr || !e->type) {
+      return absl::InvalidArgumentError("malformed !vhlo.buffer_v1");
+    }
+    for (const DialectParam& d : shape->list) dims.push_back(d.i);
+    element = e->type.get();
+    buffer = true;
+  } else if (type.kind == TypeKind::kRankedTensor) {
     dims = type.shape;
     element = type.element.get();
     encoding = type.encoding.get();
@@ -340,7 +360,7 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("type ", PrintType(type), " is not supported (Ember takes static tensors, ",
-                     "tokens, tuples and futures)"));
+                     "tokens, tuples, futures and buffers)"));
   }
   // `?` dims (shape-polymorphic programs) import as ir::kDynamicDim; refine_shapes makes them
   // static before compilation. Any other negative size is malformed.
@@ -377,6 +397,15 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
     }
   }
   if (element == nullptr) return absl::InvalidArgumentError("tensor type without element type");
+  if (buffer) {
+    if (IsQuantizedElement(*element)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("type ", PrintType(type), ": quantized buffers are not supported"));
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeDynamic(et, dims));
+    return ir::ValueType::Buffer(std::move(shape));
+  }
   if (IsQuantizedElement(*element) && !bounds.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("type ", PrintType(type), ": bounded quantized tensors are not supported"));

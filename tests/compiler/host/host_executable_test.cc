@@ -421,6 +421,33 @@ func.func @main(%x: tensor<16xf32>, %u: tensor<4xf32>, %i: tensor<i32>) -> (tens
   EXPECT_GE(o.kernels, 4);
 }
 
+TEST(HostExecutableTest, BuffersThroughPinUnpinAndCreateBuffer) {
+  // StableHLO's buffer type: Pin makes a buffer of a tensor, Unpin gives its contents back,
+  // CreateBuffer makes one (zeros here); a buffer may cross a call. On both backends the
+  // results are the input, and zeros.
+  const std::string text = R"(
+func.func private @keep(%b: memref<6xf32>) -> memref<6xf32> {
+  return %b : memref<6xf32>
+}
+func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<3xi32>) {
+  %b = stablehlo.custom_call @Pin(%x) {api_version = 4 : i32} : (tensor<6xf32>) -> memref<6xf32>
+  %k = func.call @keep(%b) : (memref<6xf32>) -> memref<6xf32>
+  %y = stablehlo.custom_call @Unpin(%k) {api_version = 4 : i32} : (memref<6xf32>) -> tensor<6xf32>
+  %c = stablehlo.custom_call @CreateBuffer() {api_version = 4 : i32} : () -> memref<3xi32>
+  %z = stablehlo.custom_call @Unpin(%c) {api_version = 4 : i32} : (memref<3xi32>) -> tensor<3xi32>
+  return %y, %z : tensor<6xf32>, tensor<3xi32>
+})";
+  for (HostBackend backend : {HostBackend::kEvaluator, HostBackend::kCompiled}) {
+    Outcome o = RunBackend(text, backend, 5);
+    ASSERT_EQ(o.values.size(), 2u);
+    std::unique_ptr<ir::Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    std::vector<EvalValue> args = RandomArgs(*module->entry(), 5);
+    EXPECT_TRUE(o.values[0].array == args[0].array) << o.values[0].array.ToString();
+    for (int32_t v : o.values[1].array.data<int32_t>().value()) EXPECT_EQ(v, 0);
+  }
+}
+
 std::string CompiledCostReport(const std::string& text) {
   std::unique_ptr<ir::Module> module = Parse(text);
   if (module == nullptr) return "";

@@ -454,5 +454,45 @@ module {
   EXPECT_EQ(VerifyError(by_symbol), "OK");
 }
 
+// Buffers (memref<...>) and their special custom calls; other ops take no buffer.
+TEST(ImportTest, BufferTypes) {
+  EXPECT_EQ(Text(R"(
+func.func @main(%x: tensor<2xf32>) -> memref<2xf32> {
+  %b = "stablehlo.custom_call"(%x) {call_target_name = "Pin", api_version = 4 : i32} : (tensor<2xf32>) -> memref<2xf32>
+  return %b : memref<2xf32>
+})"),
+            "module @module\n"
+            "func public @main(%0: tensor<2xf32>) -> (memref<2xf32>) {\n"
+            "  %1 = custom_call(%0) {call_target_name = \"Pin\", has_side_effect = false, "
+            "api_version = 4} : memref<2xf32>\n"
+            "  return(%1)\n"
+            "}\n");
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%x: tensor<2xf32>) -> memref<3xf32> {
+  %b = "stablehlo.custom_call"(%x) {call_target_name = "Pin", api_version = 4 : i32} : (tensor<2xf32>) -> memref<3xf32>
+  return %b : memref<3xf32>
+})"),
+            "stablehlo.custom_call at model.mlir:3:3: Pin keeps the shape: tensor<2xf32> -> "
+            "memref<3xf32>");
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %b = "stablehlo.custom_call"(%x) {call_target_name = "Unpin", api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  return %b : tensor<2xf32>
+})"),
+            "stablehlo.custom_call at model.mlir:3:3: Unpin takes a buffer and returns a tensor, "
+            "not tensor<2xf32> -> tensor<2xf32>");
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%b: memref<2xf32>) -> tensor<2xf32> {
+  %y = stablehlo.abs %b : (memref<2xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+})"),
+            "stablehlo.abs at model.mlir:3:3: operand 0 must be a tensor, got memref<2xf32>");
+  EXPECT_NE(Error(R"(
+func.func @main(%b: memref<2xf32, 1>) -> () {
+  return
+})").find("a buffer takes no layout or memory space"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ember::frontend
