@@ -281,10 +281,15 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
   const Attribute* encoding = nullptr;
   bool buffer = false;
   if (type.kind == TypeKind::kMemRef) {
-    // StableHLO's buffer type: a plain memref (no layout, no memory space).
-    if (type.encoding || type.memory_space) {
+    // StableHLO's buffer type: a plain memref. Memory space 0 is MLIR's default one (JAX's
+    // pin(to='hbm') writes it); other spaces (1 is a TPU's vmem) and layouts are not taken.
+    const bool default_space =
+        !type.memory_space ||
+        (type.memory_space->kind == AttrKind::kInteger && type.memory_space->IntValue() == 0);
+    if (type.encoding || !default_space) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "type ", PrintType(type), ": a buffer takes no layout or memory space"));
+          "type ", PrintType(type),
+          ": a buffer takes no layout and no memory space but the default (0)"));
     }
     dims = type.shape;
     element = type.element.get();

@@ -490,8 +490,14 @@ func.func @main(%b: memref<2xf32>) -> tensor<2xf32> {
   EXPECT_NE(Error(R"(
 func.func @main(%b: memref<2xf32, 1>) -> () {
   return
-})").find("a buffer takes no layout or memory space"),
+})").find("a buffer takes no layout and no memory space but the default (0)"),
             std::string::npos);
+  // Memory space 0 is the default one (JAX's pin(to='hbm')).
+  EXPECT_EQ(VerifyError(R"(
+func.func @main(%b: memref<2xf32, 0>) -> memref<2xf32> {
+  return %b : memref<2xf32>
+})"),
+            "OK");
 }
 
 }  // namespace
