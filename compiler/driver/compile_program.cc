@@ -159,6 +159,13 @@ absl::Status CheckStaticComputation(const ir::Computation& c, std::set<const ir:
   }
   for (const auto& inst : c.instructions()) {
     for (size_t r = 0; r < inst->num_results(); ++r) {
+      const ir::ValueType& type = inst->result(r)->type();
+      if (type.is_tensor() && type.shape().bounds() != nullptr) {
+        return absl::UnimplementedError(absl::StrCat(
+            inst->Describe(), ": result type ", type.ToString(),
+            " has bounded dynamic dimensions: Ember compiles static shapes; bounded dimensions "
+            "(run padded to their bound) are not supported yet"));
+      }
       if (!inst->result(r)->type().is_static()) {
         return absl::InvalidArgumentError(absl::StrCat(
             inst->Describe(), ": result type ", inst->result(r)->type().ToString(),

@@ -290,6 +290,32 @@ absl::Status VerifyShapeOp(const OpChecker& c) {
           c.DimInRange("dimension", 0, *dim, static_cast<int64_t>(c.operand(0).dims().size())));
       return c.ResultIs(0, TensorOf(ElementType::kS32, {}));
     }
+    case Opcode::kSetDimensionSize: {
+      // XLA's SetDimensionSize: dimension `dimension` of the operand becomes dynamic, bounded by
+      // its size; `size` (a tensor<i32>) is its size at run time.
+      RETURN_IF_ERROR(c.OperandCount(2));
+      RETURN_IF_ERROR(c.ResultCount(1));
+      RETURN_IF_ERROR(c.AllTensors());
+      absl::StatusOr<int64_t> dim = c.Int("dimension");
+      if (!dim.ok()) return dim.status();
+      const ValueType& in = c.operand(0);
+      const int64_t rank = static_cast<int64_t>(in.dims().size());
+      RETURN_IF_ERROR(c.DimInRange("dimension", 0, *dim, rank));
+      if (c.operand(1) != TensorOf(ElementType::kS32, {})) {
+        return c.Error("size must be tensor<i32>, got ", c.operand(1).ToString());
+      }
+      const ValueType& out = c.result(0);
+      if (out.element_type() != in.element_type() || out.dims().size() != in.dims().size()) {
+        return c.Error("result ", out.ToString(), " must have the operand's element type and rank");
+      }
+      for (int64_t k = 0; k < rank; ++k) {
+        if (k != *dim && out.dims()[k] != in.dims()[k] && out.dims()[k] != kDynamicDim &&
+            in.dims()[k] != kDynamicDim) {
+          return c.Error("result dimension ", k, " must be the operand's");
+        }
+      }
+      return absl::OkStatus();
+    }
     default: return absl::OkStatus();
   }
 }

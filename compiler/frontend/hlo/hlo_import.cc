@@ -788,6 +788,12 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
     Add(scope, inst, Opcode::kReducePrecision, flat(), std::move(results), std::move(attrs));
     return absl::OkStatus();
   }
+  if (op == "set-dimension-size") {
+    EMBER_ASSIGN_OR_RETURN(int64_t d, dim0("the dimension"));
+    attrs.Set("dimension", Attribute::Int(d));
+    Add(scope, inst, Opcode::kSetDimensionSize, flat(), std::move(results), std::move(attrs));
+    return absl::OkStatus();
+  }
   if (op == "get-dimension-size") {
     EMBER_ASSIGN_OR_RETURN(int64_t d, dim0("the dimension"));
     attrs.Set("dimension", Attribute::Int(d));

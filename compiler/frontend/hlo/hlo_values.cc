@@ -272,13 +272,31 @@ absl::StatusOr<ir::ValueType> LeafType(const proto::ShapeProto& shape) {
   }
   EMBER_ASSIGN_OR_RETURN(ir::ElementType type,
                          ir::ElementTypeFromPrimitiveType(shape.element_type()));
-  for (bool dynamic : shape.is_dynamic_dimension()) {
-    if (dynamic) {
-      return absl::UnimplementedError(
-          absl::StrCat("dynamic dimensions are not supported (shape ", ShapeToString(shape), ")"));
-    }
-  }
   std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
+  // XLA's dynamic dimensions are bounded: the stored size is the bound, the size at run time
+  // may be smaller. They become `?` dims with that bound (#stablehlo.bounds), as StableHLO
+  // spells them.
+  bool dynamic = false;
+  for (bool d : shape.is_dynamic_dimension()) dynamic = dynamic || d;
+  if (dynamic) {
+    if (shape.is_dynamic_dimension_size() != shape.dimensions_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", ShapeToString(shape), " has ", shape.is_dynamic_dimension_size(),
+                       " dynamic-dimension flags for ", shape.dimensions_size(), " dimensions"));
+    }
+    std::vector<int64_t> bounds(dims.size(), ir::kDynamicDim);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (!shape.is_dynamic_dimension(static_cast<int>(i))) continue;
+      if (dims[i] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("shape ", ShapeToString(shape), " has a negative bound"));
+      }
+      bounds[i] = dims[i];
+      dims[i] = ir::kDynamicDim;
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Shape s, ir::Shape::MakeBounded(type, dims, bounds));
+    return ir::ValueType::Tensor(std::move(s));
+  }
   EMBER_ASSIGN_OR_RETURN(ir::Shape s, ir::Shape::Make(type, dims));
   return ir::ValueType::Tensor(std::move(s));
 }

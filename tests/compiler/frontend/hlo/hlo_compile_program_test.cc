@@ -70,5 +70,36 @@ TEST(HloCompileProgramTest, WithConfigAndBadBytes) {
       << bad.status().message();
 }
 
+// XLA's bounded dynamic dimensions import (as `?` dims with their bound), but Ember compiles static
+// shapes: a clear UNIMPLEMENTED naming the argument, not a crash.
+TEST(HloCompileProgramTest, BoundedDynamicDimensionsAreAClearError) {
+  hloproto::HloModuleProto m;
+  ASSERT_TRUE(m.ParseFromString(ReadTestdata("donate.hlo.pb")));
+  for (auto& c : *m.mutable_computations()) {
+    for (auto& inst : *c.mutable_instructions()) {
+      if (inst.opcode() != "parameter" || inst.parameter_number() != 0) continue;
+      if (inst.shape().dimensions_size() == 0) continue;
+      inst.mutable_shape()->clear_is_dynamic_dimension();
+      for (int i = 0; i < inst.shape().dimensions_size(); ++i) {
+        inst.mutable_shape()->add_is_dynamic_dimension(i == 0);
+      }
+    }
+  }
+  for (auto& p : *m.mutable_host_program_shape()->mutable_parameters()) {
+    if (p.dimensions_size() == 0) continue;
+    p.clear_is_dynamic_dimension();
+    for (int i = 0; i < p.dimensions_size(); ++i) p.add_is_dynamic_dimension(i == 0);
+    break;
+  }
+  const std::string bytes = m.SerializeAsString();
+  auto program = CompileProgram("hlo", Bytes(bytes), frontend::CompileOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(program.status().message(),
+                                "argument 0 of @main has the bounded dynamic type tensor<?xf32, "
+                                "#stablehlo.bounds<3>>"))
+      << program.status().message();
+}
+
 }  // namespace
 }  // namespace ember::compiler

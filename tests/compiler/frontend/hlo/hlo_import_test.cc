@@ -357,6 +357,44 @@ TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
             (std::vector<float>{-1.5f, 2, -0.25f, -8}));
 }
 
+// XLA's dynamic dimensions are bounded `?` dims: set-dimension-size makes one, get-dimension-size
+// reads it, and the ops between keep it.
+TEST(HloImportTest, DynamicDimensionsAreBounded) {
+  hloproto::HloModuleProto m = OneOpModule("negate");
+  hloproto::HloComputationProto* c = m.mutable_computations(0);
+  hloproto::HloInstructionProto* n = c->add_instructions();
+  n->set_name("n");
+  n->set_opcode("parameter");
+  n->set_id(3);
+  n->set_parameter_number(1);
+  n->mutable_shape()->set_element_type(4);  // S32
+  hloproto::HloInstructionProto* sds = c->add_instructions();
+  sds->set_name("sds");
+  sds->set_opcode("set-dimension-size");
+  sds->set_id(4);
+  sds->add_operand_ids(1);
+  sds->add_operand_ids(3);
+  sds->add_dimensions(0);
+  *sds->mutable_shape() = c->instructions(0).shape();
+  sds->mutable_shape()->add_is_dynamic_dimension(true);
+  // The negate (id 2) now reads the dynamic value and is dynamic too.
+  hloproto::HloInstructionProto* neg = c->mutable_instructions(1);
+  neg->clear_operand_ids();
+  neg->add_operand_ids(4);
+  *neg->mutable_shape() = sds->shape();
+  // Instructions in definition order: x, n, sds, negate.
+  std::swap(*c->mutable_instructions(1), *c->mutable_instructions(3));
+  std::swap(*c->mutable_instructions(1), *c->mutable_instructions(2));
+  auto module = ImportProto(m);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_TRUE(ir::Verify(**module).ok()) << ir::Verify(**module);
+  const std::string text = (*module)->ToString();
+  EXPECT_TRUE(absl::StrContains(text, "set_dimension_size(%0, %1) {dimension = 0} : "
+                                      "tensor<?xf32, #stablehlo.bounds<4>>"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "negate(%2) : tensor<?xf32, #stablehlo.bounds<4>>")) << text;
+}
+
 TEST(HloImportTest, UnknownOpcodeNamesOpcodeAndInstruction) {
   auto m = ImportProto(OneOpModule("frobnicate"));
   ASSERT_FALSE(m.ok());
@@ -381,12 +419,20 @@ TEST(HloImportTest, BadReferencesAreErrors) {
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(absl::StrContains(c.status().message(), "calls itself")) << c.status().message();
 
+  // A dynamic-dimension flag per dimension, or none.
   hloproto::HloModuleProto dynamic = OneOpModule("negate");
   dynamic.mutable_computations(0)
       ->mutable_instructions(0)
       ->mutable_shape()
       ->add_is_dynamic_dimension(true);
-  EXPECT_FALSE(ImportProto(dynamic).ok());
+  dynamic.mutable_computations(0)
+      ->mutable_instructions(0)
+      ->mutable_shape()
+      ->add_is_dynamic_dimension(false);
+  auto d = ImportProto(dynamic);
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(absl::StrContains(d.status().message(), "2 dynamic-dimension flags for 1"))
+      << d.status().message();
 
   hloproto::HloModuleProto bad_literal = OneOpModule("negate");
   auto* k = bad_literal.mutable_computations(0)->mutable_instructions(1);
