@@ -14,10 +14,9 @@ namespace ember::runtime {
 namespace {
 
 using test_util::Build;
-using test_util::Download;
 using test_util::MakeClient;
 using test_util::Random;
-using test_util::Upload;
+using test_util::RunOnDevices;
 
 // Four replicas. The dones come in another order than the starts, and %f0 stays in flight
 // across two other async ops.
@@ -98,24 +97,18 @@ TEST_P(AsyncCollectivesTest, EveryAsyncCollectiveMatchesItsDefinition) {
   auto executable = Build(client, kAsyncCollectives, kDevices, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<std::vector<float>> in(kDevices);
-  std::vector<std::unique_ptr<Buffer>> owned;
-  std::vector<std::vector<Buffer*>> args(kDevices);
-  for (int d = 0; d < kDevices; ++d) {
-    in[d] = Random(32, 70 + d);
-    owned.push_back(Upload(*client, client->devices()[d], in[d], {8, 4}));
-    args[d].push_back(owned.back().get());
-  }
-  auto launch = (*executable)->Execute(args, {}, nullptr);
-  ASSERT_TRUE(launch.ok()) << launch.status();
+  for (int d = 0; d < kDevices; ++d) in[d] = Random(32, 70 + d);
+  const auto out = RunOnDevices(*client, **executable, in, {8, 4});
+  ASSERT_EQ(out.size(), static_cast<size_t>(kDevices));
   std::vector<float> sum(32);
   for (int k = 0; k < 32; ++k) sum[k] = ((in[0][k] + in[1][k]) + in[2][k]) + in[3][k];
   for (int d = 0; d < kDevices; ++d) {
-    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
-    const std::vector<float> reduced = Download(*launch->outputs[d][0]);
-    const std::vector<float> gathered = Download(*launch->outputs[d][1]);
-    const std::vector<float> permuted = Download(*launch->outputs[d][2]);
-    const std::vector<float> scattered = Download(*launch->outputs[d][3]);
-    const std::vector<float> sliced = Download(*launch->outputs[d][4]);
+    ASSERT_EQ(out[d].size(), 5u);
+    const std::vector<float>& reduced = out[d][0];
+    const std::vector<float>& gathered = out[d][1];
+    const std::vector<float>& permuted = out[d][2];
+    const std::vector<float>& scattered = out[d][3];
+    const std::vector<float>& sliced = out[d][4];
     for (int k = 0; k < 32; ++k) EXPECT_NEAR(reduced[k], sum[k], 1e-5f) << d << " " << k;
     for (int i = 0; i < 8; ++i) {
       for (int r = 0; r < kDevices; ++r) {
@@ -165,19 +158,13 @@ TEST_P(AsyncCollectivesTest, FutureCrossesAFunctionBoundary) {
   auto executable = Build(client, kFutureAcrossCall, kDevices, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<std::vector<float>> in(kDevices);
-  std::vector<std::unique_ptr<Buffer>> owned;
-  std::vector<std::vector<Buffer*>> args(kDevices);
+  for (int d = 0; d < kDevices; ++d) in[d] = Random(4, 90 + d);
+  const auto out = RunOnDevices(*client, **executable, in, {4});
+  ASSERT_EQ(out.size(), static_cast<size_t>(kDevices));
   for (int d = 0; d < kDevices; ++d) {
-    in[d] = Random(4, 90 + d);
-    owned.push_back(Upload(*client, client->devices()[d], in[d], {4}));
-    args[d].push_back(owned.back().get());
-  }
-  auto launch = (*executable)->Execute(args, {}, nullptr);
-  ASSERT_TRUE(launch.ok()) << launch.status();
-  for (int d = 0; d < kDevices; ++d) {
-    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
-    const std::vector<float> max = Download(*launch->outputs[d][0]);
-    const std::vector<float> min = Download(*launch->outputs[d][1]);
+    ASSERT_EQ(out[d].size(), 2u);
+    const std::vector<float>& max = out[d][0];
+    const std::vector<float>& min = out[d][1];
     const int pair_max = d ^ 1;        // groups [[0, 1], [2, 3]]
     const int pair_min = (d + 2) % 4;  // groups [[0, 2], [1, 3]]
     for (int k = 0; k < 4; ++k) {

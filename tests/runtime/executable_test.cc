@@ -216,7 +216,6 @@ TEST(ExecutableTest, ConcurrentLaunchesFromSeveralThreadsDoNotMix) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-
 absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> CompileText(const std::string& text) {
   frontend::CompileOptions options;
   return compiler::CompileProgram(
@@ -421,9 +420,8 @@ TEST(ExecutableTest, WaitsForInputsFromLaterQueuedWorkWithoutDeadlock) {
   ASSERT_TRUE(summed.ok()) << summed.status();
   // Only now does the first input get its contents.
   const std::vector<float> values = {1, 2, 3};
-  ASSERT_TRUE(device0->executor()
-                  ->SynchronousMemcpyH2D((*allocation)->memory(), values.data(), 12)
-                  .ok());
+  ASSERT_TRUE(
+      device0->executor()->SynchronousMemcpyH2D((*allocation)->memory(), values.data(), 12).ok());
   pending->Set(absl::OkStatus());
   for (int d = 0; d < 4; ++d) {
     ASSERT_TRUE(summed->done[d]->Await().ok()) << summed->done[d]->Await();
@@ -570,7 +568,8 @@ TEST(SpmdShardingTest, ParsesTheGenericPrintedForms) {
   ASSERT_EQ(sharding->dims.size(), 2u);
   EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
   EXPECT_TRUE(sharding->dims[1].empty());
-  auto list = ParseSdyShardingList(absl::StrCat("#sdy.sharding_per_value<value = [", one, ", ", one, "]>"));
+  auto list =
+      ParseSdyShardingList(absl::StrCat("#sdy.sharding_per_value<value = [", one, ", ", one, "]>"));
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->size(), 2u);
 }

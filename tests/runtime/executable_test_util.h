@@ -72,6 +72,30 @@ inline std::vector<float> Random(size_t n, unsigned seed) {
   return v;
 }
 
+// Runs `executable` with in[d] (f32 of `dims`) as the one argument of device d, waits for every
+// device and returns each device's results as f32 values (empty, with a test failure, on error).
+inline std::vector<std::vector<std::vector<float>>> RunOnDevices(
+    Client& client, Executable& executable, const std::vector<std::vector<float>>& in,
+    const std::vector<int64_t>& dims) {
+  std::vector<std::unique_ptr<Buffer>> owned;
+  std::vector<std::vector<Buffer*>> args(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    owned.push_back(Upload(client, client.devices()[d], in[d], dims));
+    args[d].push_back(owned.back().get());
+  }
+  auto launch = executable.Execute(args, {}, nullptr);
+  EXPECT_TRUE(launch.ok()) << launch.status();
+  if (!launch.ok()) return {};
+  std::vector<std::vector<std::vector<float>>> out(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const absl::Status done = launch->done[d]->Await();
+    EXPECT_TRUE(done.ok()) << "device " << d << ": " << done;
+    if (!done.ok()) return {};
+    for (const auto& result : launch->outputs[d]) out[d].push_back(Download(*result));
+  }
+  return out;
+}
+
 }  // namespace ember::runtime::test_util
 
 #endif  // EMBER_TESTS_RUNTIME_EXECUTABLE_TEST_UTIL_H_

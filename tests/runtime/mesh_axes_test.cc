@@ -13,10 +13,9 @@ namespace ember::runtime {
 namespace {
 
 using test_util::Build;
-using test_util::Download;
 using test_util::MakeClient;
 using test_util::Random;
-using test_util::Upload;
+using test_util::RunOnDevices;
 
 // On 4 replicas: %a sums over "x" of the 2x2 sdy mesh (groups [[0, 2], [1, 3]]); %b takes the
 // max over the minor half of a 4-device axis (groups [[0, 1], [2, 3]]); %c gathers over "y" of
@@ -54,20 +53,14 @@ TEST(MeshAxesTest, GroupsFollowTheNamedAxes) {
   auto executable = Build(client, kMeshAxes, kDevices, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<std::vector<float>> in(kDevices);
-  std::vector<std::unique_ptr<Buffer>> owned;
-  std::vector<std::vector<Buffer*>> args(kDevices);
+  for (int d = 0; d < kDevices; ++d) in[d] = Random(3, 110 + d);
+  const auto out = RunOnDevices(*client, **executable, in, {3});
+  ASSERT_EQ(out.size(), static_cast<size_t>(kDevices));
   for (int d = 0; d < kDevices; ++d) {
-    in[d] = Random(3, 110 + d);
-    owned.push_back(Upload(*client, client->devices()[d], in[d], {3}));
-    args[d].push_back(owned.back().get());
-  }
-  auto launch = (*executable)->Execute(args, {}, nullptr);
-  ASSERT_TRUE(launch.ok()) << launch.status();
-  for (int d = 0; d < kDevices; ++d) {
-    ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
-    const std::vector<float> sum = Download(*launch->outputs[d][0]);
-    const std::vector<float> max = Download(*launch->outputs[d][1]);
-    const std::vector<float> gathered = Download(*launch->outputs[d][2]);
+    ASSERT_EQ(out[d].size(), 3u);
+    const std::vector<float>& sum = out[d][0];
+    const std::vector<float>& max = out[d][1];
+    const std::vector<float>& gathered = out[d][2];
     const int first = d < 2 ? 1 : 3;  // the group of d in [[3, 2], [1, 0]], in group order
     for (int k = 0; k < 3; ++k) {
       const int lo = std::min(d, d ^ 2), hi = std::max(d, d ^ 2);
@@ -111,18 +104,11 @@ TEST(MeshAxesTest, ShardMapBodyMatchesExplicitGroups) {
         std::string("dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>")}) {
     auto executable = Build(client, ManualProgram(groups), 1, kDevices, /*spmd=*/true);
     ASSERT_TRUE(executable.ok()) << executable.status();
-    std::vector<std::unique_ptr<Buffer>> owned;
-    std::vector<std::vector<Buffer*>> args(kDevices);
-    for (int d = 0; d < kDevices; ++d) {  // unannotated argument: every device holds all of it
-      owned.push_back(Upload(*client, client->devices()[d], global, {8, 2}));
-      args[d].push_back(owned.back().get());
-    }
-    auto launch = (*executable)->Execute(args, {}, nullptr);
-    ASSERT_TRUE(launch.ok()) << launch.status();
-    for (int d = 0; d < kDevices; ++d) {
-      ASSERT_TRUE(launch->done[d]->Await().ok()) << launch->done[d]->Await();
-    }
-    results.push_back(Download(*launch->outputs[0][0]));
+    // Unannotated argument: every device holds all of it, and gets all of the result.
+    const auto out = RunOnDevices(*client, **executable,
+                                  std::vector<std::vector<float>>(kDevices, global), {8, 2});
+    ASSERT_EQ(out.size(), static_cast<size_t>(kDevices));
+    results.push_back(out[0][0]);
   }
   EXPECT_EQ(results[0], results[1]);
   // The body on device d holds rows [2d, 2d + 2) (rows split over ("i", "j")), and its sum
