@@ -145,6 +145,18 @@ bool IsCheapLaunch(const ir::Computation& entry) {
   return true;
 }
 
+bool IsBounded(const ir::ValueType& type) {
+  return type.is_tensor() && type.shape().bounds() != nullptr;
+}
+
+// Bounded dynamic dims (StableHLO's type extensions, XLA's dynamic dimensions) would run padded
+// to their bound; no backend does that yet.
+absl::Status BoundedError(const std::string& what, const ir::ValueType& type) {
+  return absl::UnimplementedError(absl::StrCat(
+      what, " (type ", type.ToString(), ") has bounded dynamic dimensions: Ember compiles static shapes; "
+      "bounded dimensions (run padded to their bound) are not supported yet"));
+}
+
 // Backends need static shapes. Shape-polymorphic programs (`?` dims) are refined by the caller
 // (JAX specializes them before it compiles; passes::RefineShapes does it for Ember's tools).
 // Checks what the entry runs: its arguments, its instructions, their regions and callees.
@@ -160,12 +172,7 @@ absl::Status CheckStaticComputation(const ir::Computation& c, std::set<const ir:
   for (const auto& inst : c.instructions()) {
     for (size_t r = 0; r < inst->num_results(); ++r) {
       const ir::ValueType& type = inst->result(r)->type();
-      if (type.is_tensor() && type.shape().bounds() != nullptr) {
-        return absl::UnimplementedError(absl::StrCat(
-            inst->Describe(), ": result type ", type.ToString(),
-            " has bounded dynamic dimensions: Ember compiles static shapes; bounded dimensions "
-            "(run padded to their bound) are not supported yet"));
-      }
+      if (IsBounded(type)) return BoundedError(absl::StrCat(inst->Describe(), ": result ", r), type);
       if (!inst->result(r)->type().is_static()) {
         return absl::InvalidArgumentError(absl::StrCat(
             inst->Describe(), ": result type ", inst->result(r)->type().ToString(),
@@ -185,11 +192,8 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
   if (entry == nullptr) return absl::OkStatus();
   for (size_t i = 0; i < entry->parameters().size(); ++i) {
     const ir::ValueType& type = entry->parameter(i)->type();
-    if (type.is_tensor() && type.shape().bounds() != nullptr) {
-      return absl::UnimplementedError(absl::StrCat(
-          "argument ", i, " of @", entry->name(), " has the bounded dynamic type ",
-          type.ToString(), ": Ember compiles static shapes; bounded dimensions (run padded to "
-          "their bound) are not supported yet"));
+    if (IsBounded(type)) {
+      return BoundedError(absl::StrCat("argument ", i, " of @", entry->name()), type);
     }
     if (!type.is_static()) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -109,6 +109,7 @@ absl::StatusOr<Shape> Shape::MakeDynamic(ElementType type, absl::Span<const int6
 absl::StatusOr<Shape> Shape::MakeBounded(ElementType type, absl::Span<const int64_t> dims,
                                          absl::Span<const int64_t> bounds) {
   EMBER_ASSIGN_OR_RETURN(Shape shape, MakeDynamic(type, dims));
+  if (bounds.empty()) return shape;
   if (bounds.size() != dims.size()) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", DimsString(dims), " has ",
                                                    bounds.size(), " bounds for ", dims.size(),

@@ -46,7 +46,8 @@ class Shape {
   // and ByteSize() 0 and a row-major layout; nothing may allocate or run it.
   static absl::StatusOr<Shape> MakeDynamic(ElementType type, absl::Span<const int64_t> dims);
   // As MakeDynamic, with one bound per dim: kDynamicDim (no bound) or, for a dynamic dim only,
-  // the largest size it may take (>= 0). Without any bound this is MakeDynamic.
+  // the largest size it may take (>= 0). With no bounds (empty, or all kDynamicDim) this is
+  // MakeDynamic.
   static absl::StatusOr<Shape> MakeBounded(ElementType type, absl::Span<const int64_t> dims,
                                            absl::Span<const int64_t> bounds);
   // A rank-0 shape; cannot fail (a scalar always fits).

@@ -48,18 +48,13 @@ class ResolveMeshAxesPass : public Pass {
         absl::StatusOr<std::vector<std::vector<int64_t>>> lists =
             ir::MeshAxesGroups(axes->mesh, axes->axes);
         if (!lists.ok()) return fail(lists.status());
+        std::vector<int64_t> ids;
+        for (const std::vector<int64_t>& group : *lists)
+          ids.insert(ids.end(), group.begin(), group.end());
         const int64_t count = static_cast<int64_t>(lists->size());
         const int64_t size = lists->empty() ? 0 : static_cast<int64_t>(lists->front().size());
-        absl::StatusOr<ir::Shape> shape = ir::Shape::Make(ir::ElementType::kS64, {count, size});
-        if (!shape.ok()) return fail(shape.status());
-        absl::StatusOr<ir::Literal> literal = ir::Literal::Create(*shape);
+        absl::StatusOr<ir::Literal> literal = ir::Literal::FromValues<int64_t>({count, size}, ids);
         if (!literal.ok()) return fail(literal.status());
-        absl::StatusOr<absl::Span<int64_t>> ids = literal->mutable_data<int64_t>();
-        if (!ids.ok()) return fail(ids.status());
-        size_t k = 0;
-        for (const std::vector<int64_t>& group : *lists) {
-          for (int64_t id : group) (*ids)[k++] = id;
-        }
         inst->mutable_attributes().Set("replica_groups",
                                        ir::Attribute::OfLiteral(*std::move(literal)));
         changed = true;

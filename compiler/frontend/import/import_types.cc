@@ -294,16 +294,6 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
     dims = type.shape;
     element = type.element.get();
     buffer = true;
-  } else if (type.kind == TypeKind::kDialect && type.dialect == "vhlo" &&
-             type.name == "buffer_v1") {
-    const DialectParam* shape = FindParam(type, "shape");
-    const DialectParam* e = FindParam(type, "element");
-    if (shape == nullptr || e == nullptr || !e->type) {
-      return absl::InvalidArgumentError("malformed !vhlo.buffer_v1");
-    }
-    for (const DialectParam& d : shape->list) dims.push_back(d.i);
-    element = e->type.get();
-    buffer = true;
   } else if (type.kind == TypeKind::kRankedTensor) {
     dims = type.shape;
     element = type.element.get();
@@ -321,15 +311,16 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
               (type.dialect == "vhlo" && type.name == "token_v1"))) {
     return ir::ValueType::Token();
   } else if (type.kind == TypeKind::kDialect && type.dialect == "vhlo" &&
-             type.name == "tensor_v1") {
+             (type.name == "tensor_v1" || type.name == "buffer_v1")) {
     const DialectParam* shape = FindParam(type, "shape");
     const DialectParam* e = FindParam(type, "element");
     if (shape == nullptr || e == nullptr || !e->type) {
-      return absl::InvalidArgumentError("malformed !vhlo.tensor_v1");
+      return absl::InvalidArgumentError(absl::StrCat("malformed !vhlo.", type.name));
     }
     for (const DialectParam& d : shape->list) dims.push_back(d.i);
     element = e->type.get();
     if (const DialectParam* enc = FindParam(type, "encoding")) encoding = enc->attr.get();
+    buffer = type.name == "buffer_v1";
   } else if (type.kind == TypeKind::kDialect &&
              ((type.dialect == "stablehlo" && type.name == "future") ||
               (type.dialect == "vhlo" && type.name == "future_v1"))) {
@@ -402,36 +393,23 @@ absl::StatusOr<ir::ValueType> ConvertType(const Type& type) {
     }
   }
   if (element == nullptr) return absl::InvalidArgumentError("tensor type without element type");
-  if (buffer) {
-    if (IsQuantizedElement(*element)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("type ", PrintType(type), ": quantized buffers are not supported"));
-    }
-    EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
-    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeDynamic(et, dims));
-    return ir::ValueType::Buffer(std::move(shape));
-  }
-  if (IsQuantizedElement(*element) && !bounds.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("type ", PrintType(type), ": bounded quantized tensors are not supported"));
-  }
-  if (!bounds.empty()) {
-    EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
-    absl::StatusOr<ir::Shape> shape = ir::Shape::MakeBounded(et, dims, bounds);
-    if (!shape.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("type ", PrintType(type), ": ", shape.status().message()));
-    }
-    return ir::ValueType::Tensor(*std::move(shape));
-  }
   if (IsQuantizedElement(*element)) {
+    if (buffer || !bounds.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "type ", PrintType(type), buffer ? ": quantized buffers are not supported"
+                                           : ": bounded quantized tensors are not supported"));
+    }
     EMBER_ASSIGN_OR_RETURN(ir::QuantizedType q, ConvertQuantizedType(*element));
     EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeQuantized(q, dims));
     return ir::ValueType::Tensor(std::move(shape));
   }
   EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*element));
-  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::MakeDynamic(et, dims));
-  return ir::ValueType::Tensor(std::move(shape));
+  absl::StatusOr<ir::Shape> shape = ir::Shape::MakeBounded(et, dims, bounds);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("type ", PrintType(type), ": ", shape.status().message()));
+  }
+  return buffer ? ir::ValueType::Buffer(*std::move(shape)) : ir::ValueType::Tensor(*std::move(shape));
 }
 
 absl::StatusOr<FunctionSignature> ReadFunctionType(const Attribute& attr) {

@@ -311,7 +311,7 @@ absl::StatusOr<int64_t> IntParam(const Attribute& attr, const char* name) {
 }
 bool IsDialectAttr(const Attribute& attr, const char* stablehlo_name, const char* vhlo_name) {
   return attr.kind == AttrKind::kDialect &&
-         (attr.name == stablehlo_name || IsVhlo(attr, vhlo_name));
+         ((attr.dialect == "stablehlo" && attr.name == stablehlo_name) || IsVhlo(attr, vhlo_name));
 }
 
 // #stablehlo.replica_group_mesh_axes / #vhlo.replica_group_mesh_axes_v1 -> the IR's mesh-axes

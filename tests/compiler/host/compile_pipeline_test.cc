@@ -126,8 +126,8 @@ func.func public @main(%arg0: tensor<?xf32, #stablehlo.bounds<8>>) -> tensor<?xf
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(program.status().message(),
-                                "argument 0 of @main has the bounded dynamic type "
-                                "tensor<?xf32, #stablehlo.bounds<8>>"))
+                                "argument 0 of @main (type tensor<?xf32, #stablehlo.bounds<8>>) "
+                                "has bounded dynamic dimensions"))
       << program.status();
 }
 

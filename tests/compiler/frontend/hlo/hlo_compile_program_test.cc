@@ -96,8 +96,8 @@ TEST(HloCompileProgramTest, BoundedDynamicDimensionsAreAClearError) {
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(program.status().message(),
-                                "argument 0 of @main has the bounded dynamic type tensor<?xf32, "
-                                "#stablehlo.bounds<3>>"))
+                                "argument 0 of @main (type tensor<?xf32, #stablehlo.bounds<3>>) "
+                                "has bounded dynamic dimensions"))
       << program.status().message();
 }
 
