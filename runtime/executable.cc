@@ -10,7 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "compiler/host/collective_hooks.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "runtime/host_layout.h"
 #include "runtime/spmd_program.h"
 
@@ -61,7 +61,7 @@ absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
 absl::Status RunInPlace(const compiler::CompiledProgram& program,
                         const std::vector<Buffer::Hold>& holds,
                         const std::vector<std::shared_ptr<DeviceAllocation>>& out,
-                        const host::EvalOptions& options) {
+                        const eval::EvalOptions& options) {
   std::vector<const void*> args(holds.size());
   for (size_t i = 0; i < holds.size(); ++i) args[i] = holds[i].allocation->memory().opaque;
   std::vector<void*> results(out.size());
@@ -431,7 +431,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
           }
           absl::AnyInvocable<absl::Status() &&> run =
               [=, holds = std::move(holds)]() -> absl::Status {
-            absl::Status result = RunInPlace(*program, holds, out, host::EvalOptions{});
+            absl::Status result = RunInPlace(*program, holds, out, eval::EvalOptions{});
             finish(result);
             // A failed program fails its outputs, not the device's stream.
             return absl::OkStatus();

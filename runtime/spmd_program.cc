@@ -793,11 +793,11 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
   const int64_t n = static_cast<int64_t>(device_ids_.size());
   const compiler::CompiledProgram& program = *program_;
   // Global arguments.
-  std::vector<host::EvalValue> globals;
+  std::vector<eval::EvalValue> globals;
   for (size_t i = 0; i < param_shardings_.size(); ++i) {
     if (!param_shardings_[i].has_value()) {
       EMBER_ASSIGN_OR_RETURN(ir::Literal copy, shards[0][i].Clone());
-      globals.push_back(host::EvalValue::Array(std::move(copy)));
+      globals.push_back(eval::EvalValue::Array(std::move(copy)));
       continue;
     }
     EMBER_ASSIGN_OR_RETURN(const SdyMesh* mesh, MeshOf(*param_shardings_[i]));
@@ -805,41 +805,41 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
     for (int64_t d = 0; d < n; ++d) {
       EMBER_RETURN_IF_ERROR(InsertShard(shards[d][i], *param_shardings_[i], *mesh, d, global));
     }
-    globals.push_back(host::EvalValue::Array(std::move(global)));
+    globals.push_back(eval::EvalValue::Array(std::move(global)));
   }
-  std::vector<host::EvalValue> outputs;
+  std::vector<eval::EvalValue> outputs;
   if (steps_.empty()) {
-    EMBER_ASSIGN_OR_RETURN(outputs, program.host->Run(std::move(globals), host::EvalOptions{}));
+    EMBER_ASSIGN_OR_RETURN(outputs, program.host->Run(std::move(globals), eval::EvalOptions{}));
   } else {
-    absl::flat_hash_map<const ir::Value*, host::EvalValue> env;
+    absl::flat_hash_map<const ir::Value*, eval::EvalValue> env;
     for (size_t i = 0; i < globals.size(); ++i) env[program.entry->parameter(i)] = std::move(globals[i]);
     auto topology = std::make_shared<host::LaunchTopology>();
     topology->num_partitions = n;
     topology->device_ids = device_ids_;
-    auto fetch = [&](const ir::Value* v) -> absl::StatusOr<host::EvalValue> {
+    auto fetch = [&](const ir::Value* v) -> absl::StatusOr<eval::EvalValue> {
       auto it = env.find(v);
       if (it == env.end()) return absl::InternalError("an SPMD stage reads a value nobody made");
       return it->second.TryClone();
     };
     for (const auto& step : steps_) {
       if (!step->manual) {
-        std::vector<host::EvalValue> args;
+        std::vector<eval::EvalValue> args;
         for (const ir::Value* v : step->inputs) {
-          EMBER_ASSIGN_OR_RETURN(host::EvalValue value, fetch(v));
+          EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, fetch(v));
           args.push_back(std::move(value));
         }
-        EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> out,
-                               step->executable->Run(std::move(args), host::EvalOptions{}));
+        EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out,
+                               step->executable->Run(std::move(args), eval::EvalOptions{}));
         for (size_t r = 0; r < out.size() && r < step->outputs.size(); ++r) {
           env[step->outputs[r]] = std::move(out[r]);
         }
         continue;
       }
       // A manual computation: the body once per device, concurrently.
-      std::vector<std::vector<host::EvalValue>> local(n);
+      std::vector<std::vector<eval::EvalValue>> local(n);
       for (size_t k = 0; k < step->inputs.size(); ++k) {
         auto it = env.find(step->inputs[k]);
-        if (it == env.end() || it->second.kind != host::EvalValue::Kind::kArray) {
+        if (it == env.end() || it->second.kind != eval::EvalValue::Kind::kArray) {
           return absl::InternalError(absl::StrCat(step->where, ": operand ", k, " is missing"));
         }
         EMBER_ASSIGN_OR_RETURN(const SdyMesh* mesh, MeshOf(step->in_shardings[k]));
@@ -849,10 +849,10 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
             return absl::Status(piece.status().code(), absl::StrCat(step->where, ": operand ", k, ": ",
                                                                     std::string(piece.status().message())));
           }
-          local[d].push_back(host::EvalValue::Array(*std::move(piece)));
+          local[d].push_back(eval::EvalValue::Array(*std::move(piece)));
         }
       }
-      std::vector<absl::StatusOr<std::vector<host::EvalValue>>> results;
+      std::vector<absl::StatusOr<std::vector<eval::EvalValue>>> results;
       for (int64_t d = 0; d < n; ++d) results.emplace_back(absl::UnknownError("not run"));
       host::JoinFn join = [&hub](const collectives::CliqueKey& key, int rank) {
         return hub.Join(key, rank);
@@ -874,7 +874,7 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
         const ir::ValueType& type = step->outputs[r]->type();
         EMBER_ASSIGN_OR_RETURN(ir::Literal global, ir::Literal::Create(type.shape()));
         for (int64_t d = 0; d < n; ++d) {
-          if (r >= (*results[d]).size() || (*results[d])[r].kind != host::EvalValue::Kind::kArray) {
+          if (r >= (*results[d]).size() || (*results[d])[r].kind != eval::EvalValue::Kind::kArray) {
             return absl::InternalError(absl::StrCat(step->where, ": the body returned too few values"));
           }
           absl::Status s = InsertShard((*results[d])[r].array, step->out_shardings[r], *mesh, d, global);
@@ -883,18 +883,18 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
                                                        std::string(s.message())));
           }
         }
-        env[step->outputs[r]] = host::EvalValue::Array(std::move(global));
+        env[step->outputs[r]] = eval::EvalValue::Array(std::move(global));
       }
     }
     for (const ir::Value* v : program.entry->return_instruction()->operands()) {
-      EMBER_ASSIGN_OR_RETURN(host::EvalValue value, fetch(v));
+      EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, fetch(v));
       outputs.push_back(std::move(value));
     }
   }
   // Cut the results.
   std::vector<std::vector<ir::Literal>> per_device(n);
   for (size_t r = 0; r < outputs.size(); ++r) {
-    if (outputs[r].kind != host::EvalValue::Kind::kArray) {
+    if (outputs[r].kind != eval::EvalValue::Kind::kArray) {
       return absl::UnimplementedError(absl::StrCat("result ", r, " is not an array"));
     }
     for (int64_t d = 0; d < n; ++d) {

@@ -9,13 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "compiler/host/eval_family_support.h"
+#include "compiler/evaluator/eval_family_support.h"
 #include "compiler/ir/element_type.h"
 
 namespace ember::host {
 namespace {
 
-namespace fs = family_support;
+namespace fs = eval::family_support;
 using collectives::ConstBytes;
 using collectives::MutableBytes;
 
@@ -120,8 +120,8 @@ void JoinBlocks(ConstBytes in, absl::Span<const int64_t> full_dims, int64_t dim,
 }
 
 absl::StatusOr<const ir::Literal*> ArrayOf(const ir::Instruction& inst,
-                                           const std::vector<EvalValue>& operands, size_t i) {
-  if (i >= operands.size() || operands[i].kind != EvalValue::Kind::kArray) {
+                                           const std::vector<eval::EvalValue>& operands, size_t i) {
+  if (i >= operands.size() || operands[i].kind != eval::EvalValue::Kind::kArray) {
     return fs::OpError(inst, absl::StrCat("operand ", i, " is not an array"));
   }
   return &operands[i].array;
@@ -186,12 +186,12 @@ class RegionReducer {
 
   // acc = region(acc, other), elementwise.
   absl::StatusOr<ir::Literal> Combine(ir::Literal acc, ir::Literal other) const {
-    Evaluator evaluator;
+    eval::Evaluator evaluator;
     if (lifted_ != nullptr) {
-      std::vector<EvalValue> args;
-      args.push_back(EvalValue::Array(std::move(acc)));
-      args.push_back(EvalValue::Array(std::move(other)));
-      EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, evaluator.Run(*lifted_, std::move(args)));
+      std::vector<eval::EvalValue> args;
+      args.push_back(eval::EvalValue::Array(std::move(acc)));
+      args.push_back(eval::EvalValue::Array(std::move(other)));
+      EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out, evaluator.Run(*lifted_, std::move(args)));
       return OneArray(std::move(out));
     }
     const int64_t esize = ir::StorageBytes(shape_.element_type());
@@ -201,10 +201,10 @@ class RegionReducer {
                              ir::Literal::FromBytes(scalar, acc.bytes().subspan(e * esize, esize)));
       EMBER_ASSIGN_OR_RETURN(ir::Literal b, ir::Literal::FromBytes(
                                                 scalar, other.bytes().subspan(e * esize, esize)));
-      std::vector<EvalValue> args;
-      args.push_back(EvalValue::Array(std::move(a)));
-      args.push_back(EvalValue::Array(std::move(b)));
-      EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, evaluator.Run(*region_, std::move(args)));
+      std::vector<eval::EvalValue> args;
+      args.push_back(eval::EvalValue::Array(std::move(a)));
+      args.push_back(eval::EvalValue::Array(std::move(b)));
+      EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out, evaluator.Run(*region_, std::move(args)));
       EMBER_ASSIGN_OR_RETURN(ir::Literal c, OneArray(std::move(out)));
       if (c.bytes().size() != static_cast<size_t>(esize)) {
         return fs::OpError(inst_, "the reduction region changes the element type");
@@ -231,8 +231,8 @@ class RegionReducer {
   }
 
  private:
-  absl::StatusOr<ir::Literal> OneArray(std::vector<EvalValue> out) const {
-    if (out.size() != 1 || out[0].kind != EvalValue::Kind::kArray) {
+  absl::StatusOr<ir::Literal> OneArray(std::vector<eval::EvalValue> out) const {
+    if (out.size() != 1 || out[0].kind != eval::EvalValue::Kind::kArray) {
       return fs::OpError(inst_, "the reduction region must return one array");
     }
     return std::move(out[0].array);
@@ -257,7 +257,7 @@ absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_
   return static_cast<int>(value);
 }
 
-absl::StatusOr<EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, ConstBytes bytes) {
+absl::StatusOr<eval::EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, ConstBytes bytes) {
   EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(inst, i));
   if (bytes.size() != static_cast<size_t>(shape.ByteSize())) {
     return fs::OpError(inst, absl::StrCat("result ", i, " ", shape.ToString(), " needs ",
@@ -265,7 +265,7 @@ absl::StatusOr<EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, Cons
                                           bytes.size()));
   }
   EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromBytes(shape, bytes));
-  return EvalValue::Array(std::move(literal));
+  return eval::EvalValue::Array(std::move(literal));
 }
 
 absl::StatusOr<int64_t> DimAttr(const ir::Instruction& inst, const char* name, int64_t rank) {
@@ -359,8 +359,8 @@ CommunicatorHooks::CommunicatorHooks(JoinFn join, uint64_t run_id,
       replica_id_(replica_id),
       partition_id_(partition_id) {}
 
-EvalOptions CommunicatorHooks::Options() {
-  EvalOptions options;
+eval::EvalOptions CommunicatorHooks::Options() {
+  eval::EvalOptions options;
   options.replica_id = replica_id_;
   options.partition_id = partition_id_;
   options.num_replicas = topology_->num_replicas;
@@ -369,8 +369,8 @@ EvalOptions CommunicatorHooks::Options() {
   return options;
 }
 
-absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
-                                                              std::vector<EvalValue> operands) {
+absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
+                                                              std::vector<eval::EvalValue> operands) {
   const int64_t num_r = topology_->num_replicas;
   const int64_t num_p = topology_->num_partitions;
   const int64_t self = replica_id_ * num_p + partition_id_;
@@ -388,10 +388,10 @@ absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruct
   }
   if (group == nullptr && op.opcode() == ir::Opcode::kCollectiveBroadcast) {
     // Outside every group: the spec's results are zeros.
-    std::vector<EvalValue> results;
+    std::vector<eval::EvalValue> results;
     for (size_t i = 0; i < op.num_results(); ++i) {
       EMBER_ASSIGN_OR_RETURN(ir::Literal zeros, fs::ZeroResult(op, i));
-      results.push_back(EvalValue::Array(std::move(zeros)));
+      results.push_back(eval::EvalValue::Array(std::move(zeros)));
     }
     return results;
   }
@@ -412,7 +412,7 @@ absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruct
   }
   const std::string op_id = absl::StrCat(reinterpret_cast<uintptr_t>(&op), "#", occurrence);
 
-  std::vector<EvalValue> results;
+  std::vector<eval::EvalValue> results;
   // collective_broadcast / collective_reduce with has_dynamic_root take the root ranks (one per
   // data operand, or one for all) as their last operand.
   EMBER_ASSIGN_OR_RETURN(bool dynamic_root,
@@ -556,7 +556,7 @@ absl::StatusOr<std::vector<EvalValue>> CommunicatorHooks::Run(const ir::Instruct
       default:
         return fs::OpError(op, "is not a collective op");
     }
-    EMBER_ASSIGN_OR_RETURN(EvalValue result, ResultFrom(op, i, recv));
+    EMBER_ASSIGN_OR_RETURN(eval::EvalValue result, ResultFrom(op, i, recv));
     results.push_back(std::move(result));
   }
   return results;

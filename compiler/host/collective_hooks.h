@@ -14,7 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "collectives/communicator.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 
 namespace ember::host {
 
@@ -32,16 +32,16 @@ using JoinFn = std::function<absl::StatusOr<std::unique_ptr<collectives::Communi
 
 // One device's hooks for one launch (not shared between devices: it counts the collectives
 // this device has run, so the n-th execution of an op meets the n-th execution on its peers).
-class CommunicatorHooks final : public CollectiveHooks {
+class CommunicatorHooks final : public eval::CollectiveHooks {
  public:
   CommunicatorHooks(JoinFn join, uint64_t run_id, std::shared_ptr<const LaunchTopology> topology,
                     int64_t replica_id, int64_t partition_id);
 
-  absl::StatusOr<std::vector<EvalValue>> Run(const ir::Instruction& op,
-                                             std::vector<EvalValue> operands) override;
+  absl::StatusOr<std::vector<eval::EvalValue>> Run(const ir::Instruction& op,
+                                             std::vector<eval::EvalValue> operands) override;
 
   // This device's EvalOptions with these hooks.
-  EvalOptions Options() ;
+  eval::EvalOptions Options() ;
 
  private:
   JoinFn join_;

@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "compiler/host/eval_family_support.h"
+#include "compiler/evaluator/eval_family_support.h"
 #include "compiler/host/fast_gemm.h"
 
 namespace ember::host::fast {
 namespace {
 
-namespace fs = family_support;
+namespace fs = eval::family_support;
 
 bool IsRowMajor(const ir::ValueType& t) {
   absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());

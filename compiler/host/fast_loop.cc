@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/host/eval_elementwise.h"
+#include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/fast_math.h"
 #include "compiler/passes/rewrite.h"
@@ -178,7 +178,7 @@ bool ReduceFusible(const ir::Instruction& inst) {
       !inst.operand(1)->type().dims().empty()) {
     return false;
   }
-  std::optional<SimpleBinaryRegion> body = MatchSimpleBinaryRegion(*inst.regions()[0], t);
+  std::optional<eval::SimpleBinaryRegion> body = eval::MatchSimpleBinaryRegion(*inst.regions()[0], t);
   if (!body.has_value()) return false;
   switch (body->opcode) {
     case Opcode::kAdd:
@@ -1065,8 +1065,8 @@ absl::StatusOr<std::unique_ptr<FusedKernel>> FusedKernel::Create(const passes::K
           k->nodes_[init->second].input >= k->num_inputs_) {
         return unsupported(*reduce);
       }
-      std::optional<SimpleBinaryRegion> body =
-          MatchSimpleBinaryRegion(*reduce->regions()[0], reduce->result()->type().element_type());
+      std::optional<eval::SimpleBinaryRegion> body =
+          eval::MatchSimpleBinaryRegion(*reduce->regions()[0], reduce->result()->type().element_type());
       if (!body.has_value()) return unsupported(*reduce);
       Reduction red;
       red.input_node = in->second;

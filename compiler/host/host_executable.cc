@@ -243,29 +243,29 @@ int64_t HostExecutable::kernel_count() const {
   return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
 }
 
-absl::StatusOr<std::vector<EvalValue>> HostExecutable::RunEvaluator(
-    std::vector<EvalValue> arguments, const EvalOptions& options) const {
+absl::StatusOr<std::vector<eval::EvalValue>> HostExecutable::RunEvaluator(
+    std::vector<eval::EvalValue> arguments, const eval::EvalOptions& options) const {
   // The evaluator keeps per-run state (frames, plans), so each launch gets its own.
-  Evaluator evaluator(options);
+  eval::Evaluator evaluator(options);
   return evaluator.Run(entry_, std::move(arguments));
 }
 
-absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue> arguments,
-                                                           const EvalOptions& options) const {
+absl::StatusOr<std::vector<eval::EvalValue>> HostExecutable::Run(std::vector<eval::EvalValue> arguments,
+                                                           const eval::EvalOptions& options) const {
   if (compiled_ == nullptr) return RunEvaluator(std::move(arguments), options);
   // Arguments the plan does not expect (count, type, layout): the evaluator reports them.
   if (arguments.size() != entry_.parameters().size()) {
     return RunEvaluator(std::move(arguments), options);
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (arguments[i].kind != EvalValue::Kind::kArray ||
+    if (arguments[i].kind != eval::EvalValue::Kind::kArray ||
         !(arguments[i].array.shape() == entry_.parameter(i)->type().shape())) {
       return RunEvaluator(std::move(arguments), options);
     }
   }
   std::vector<const uint8_t*> params;
   params.reserve(arguments.size());
-  for (const EvalValue& a : arguments) params.push_back(a.array.bytes().data());
+  for (const eval::EvalValue& a : arguments) params.push_back(a.array.bytes().data());
   const auto& returned = entry_.return_instruction()->operands();
   std::vector<ir::Literal> outputs(returned.size());
   std::vector<uint8_t*> out(returned.size());
@@ -274,16 +274,16 @@ absl::StatusOr<std::vector<EvalValue>> HostExecutable::Run(std::vector<EvalValue
     out[i] = outputs[i].mutable_bytes().data();
   }
   EMBER_RETURN_IF_ERROR(RunCompiled(params, out, options));
-  std::vector<EvalValue> results;
+  std::vector<eval::EvalValue> results;
   results.reserve(outputs.size());
-  for (ir::Literal& literal : outputs) results.push_back(EvalValue::Array(std::move(literal)));
+  for (ir::Literal& literal : outputs) results.push_back(eval::EvalValue::Array(std::move(literal)));
   return results;
 }
 
 absl::Status HostExecutable::RunInPlace(absl::Span<const void* const> arguments,
                                         absl::Span<void* const> results,
                                         absl::Span<const uint64_t> result_bytes,
-                                        const EvalOptions& options) const {
+                                        const eval::EvalOptions& options) const {
   const auto& parameters = entry_.parameters();
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat(entry_.name(), " takes ", parameters.size(),
@@ -308,7 +308,7 @@ absl::Status HostExecutable::RunInPlace(absl::Span<const void* const> arguments,
     return RunCompiled(params, out, options);
   }
   // The evaluator (or a result the plan cannot write in place): copy in, run, copy out.
-  std::vector<EvalValue> args;
+  std::vector<eval::EvalValue> args;
   args.reserve(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
     const ir::Shape& shape = parameters[i]->type().shape();
@@ -317,15 +317,15 @@ absl::Status HostExecutable::RunInPlace(absl::Span<const void* const> arguments,
         ir::Literal::FromBytes(shape, absl::Span<const uint8_t>(
                                           static_cast<const uint8_t*>(arguments[i]),
                                           static_cast<size_t>(shape.ByteSize()))));
-    args.push_back(EvalValue::Array(std::move(literal)));
+    args.push_back(eval::EvalValue::Array(std::move(literal)));
   }
-  EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> values, Run(std::move(args), options));
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> values, Run(std::move(args), options));
   if (values.size() != results.size()) {
     return absl::InternalError(absl::StrCat("the program returned ", values.size(),
                                             " values, expected ", results.size()));
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].kind != EvalValue::Kind::kArray) {
+    if (values[i].kind != eval::EvalValue::Kind::kArray) {
       return absl::InternalError(absl::StrCat("result ", i, " is not an array"));
     }
     const auto bytes = values[i].array.bytes();
@@ -340,7 +340,7 @@ absl::Status HostExecutable::RunInPlace(absl::Span<const void* const> arguments,
 
 absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params,
                                          absl::Span<uint8_t* const> result_ptrs,
-                                         const EvalOptions& options) const {
+                                         const eval::EvalOptions& options) const {
   const Compiled& c = *compiled_;
   // The arena: reuse one from an earlier run when there is one.
   std::unique_ptr<std::vector<uint64_t>> arena;
@@ -367,7 +367,7 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
 
   const size_t n = c.values.size();
   std::vector<uint8_t*> ptr(n, nullptr);
-  std::vector<EvalValue> other(n);
+  std::vector<eval::EvalValue> other(n);
   for (size_t i = 0; i < n; ++i) {
     const Compiled::Value& v = c.values[i];
     switch (v.slot.kind) {
@@ -388,19 +388,19 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     }
   }
 
-  std::optional<Evaluator> evaluator;
+  std::optional<eval::Evaluator> evaluator;
   ThreadPool& pool = ThreadPool::Default();
   std::vector<const void*> inputs;
-  const OpTable& table = OpTable::Get();
+  const eval::OpTable& table = eval::OpTable::Get();
   // Reads a value for the op table: a copy of its buffer, or the non-array value.
-  auto operand_value = [&](int id) -> absl::StatusOr<EvalValue> {
+  auto operand_value = [&](int id) -> absl::StatusOr<eval::EvalValue> {
     const ir::Value* v = c.values[id].value;
     if (!v->type().is_tensor()) return other[id].TryClone();
     EMBER_ASSIGN_OR_RETURN(
         ir::Literal lit,
         ir::Literal::FromBytes(v->type().shape(),
                                absl::Span<const uint8_t>(ptr[id], v->type().shape().ByteSize())));
-    return EvalValue::Array(std::move(lit));
+    return eval::EvalValue::Array(std::move(lit));
   };
   size_t next_group = 0;
   std::vector<std::vector<const void*>> group_inputs;
@@ -449,14 +449,14 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     }
     // Through the evaluator's op table, instruction by instruction.
     if (!evaluator.has_value()) evaluator.emplace(options);
-    std::unordered_map<const ir::Value*, EvalValue> local;
+    std::unordered_map<const ir::Value*, eval::EvalValue> local;
     for (const ir::Instruction* inst : k.kernel->instructions) {
-      std::vector<EvalValue> operands;
+      std::vector<eval::EvalValue> operands;
       operands.reserve(inst->operands().size());
       for (const ir::Value* v : inst->operands()) {
         auto l = local.find(v);
         if (l != local.end()) {
-          EMBER_ASSIGN_OR_RETURN(EvalValue copy, l->second.TryClone());
+          EMBER_ASSIGN_OR_RETURN(eval::EvalValue copy, l->second.TryClone());
           operands.push_back(std::move(copy));
           continue;
         }
@@ -465,15 +465,15 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
           return absl::InternalError(absl::StrCat("host executable: no buffer for an operand of ",
                                                   inst->Describe()));
         }
-        EMBER_ASSIGN_OR_RETURN(EvalValue value, operand_value(id->second));
+        EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, operand_value(id->second));
         operands.push_back(std::move(value));
       }
-      OpEvaluator fn = table.Find(inst->opcode());
+      eval::OpEvaluator fn = table.Find(inst->opcode());
       if (fn == nullptr) {
         return absl::UnimplementedError(
             absl::StrCat(inst->Describe(), ": the host backend does not implement this op"));
       }
-      absl::StatusOr<std::vector<EvalValue>> out = fn(*inst, operands, *evaluator);
+      absl::StatusOr<std::vector<eval::EvalValue>> out = fn(*inst, operands, *evaluator);
       if (!out.ok()) return out.status();
       if (out->size() != inst->num_results()) {
         return absl::InternalError(absl::StrCat(inst->Describe(), " produced ", out->size(),
@@ -483,12 +483,12 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
     }
     for (int id : k.results) {
       const ir::Value* v = c.values[id].value;
-      EvalValue& value = local[v];
+      eval::EvalValue& value = local[v];
       if (!v->type().is_tensor()) {
         other[id] = std::move(value);
         continue;
       }
-      if (value.kind != EvalValue::Kind::kArray ||
+      if (value.kind != eval::EvalValue::Kind::kArray ||
           !value.array.shape().EqualsIgnoringLayout(v->type().shape())) {
         return absl::InternalError(absl::StrCat(k.kernel->root()->Describe(),
                                                 " produced a value of another type than ",

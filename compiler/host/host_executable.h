@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/module.h"
 #include "compiler/passes/buffer_assignment.h"
 
@@ -37,8 +37,8 @@ class HostExecutable {
 
   // Runs one launch. `options` carries this device's replica/partition ids and the collective
   // hooks of its launch group. Thread-safe: launches on several devices run concurrently.
-  absl::StatusOr<std::vector<EvalValue>> Run(std::vector<EvalValue> arguments,
-                                             const EvalOptions& options) const;
+  absl::StatusOr<std::vector<eval::EvalValue>> Run(std::vector<eval::EvalValue> arguments,
+                                             const eval::EvalOptions& options) const;
 
   // Runs one launch on caller-owned host memory: `arguments[i]` holds parameter i and
   // `results[i]` receives result i, each dense in the entry's type (layout included) and
@@ -49,7 +49,7 @@ class HostExecutable {
   absl::Status RunInPlace(absl::Span<const void* const> arguments,
                           absl::Span<void* const> results,
                           absl::Span<const uint64_t> result_bytes,
-                          const EvalOptions& options) const;
+                          const eval::EvalOptions& options) const;
 
   // The backend that runs (kEvaluator also when the entry needs it: e.g. regions that read the
   // entry's values, or non-array parameters).
@@ -74,9 +74,9 @@ class HostExecutable {
   explicit HostExecutable(const ir::Computation& entry);
   // The compiled backend over raw parameter and result memory.
   absl::Status RunCompiled(absl::Span<const uint8_t* const> params,
-                           absl::Span<uint8_t* const> results, const EvalOptions& options) const;
-  absl::StatusOr<std::vector<EvalValue>> RunEvaluator(std::vector<EvalValue> arguments,
-                                                      const EvalOptions& options) const;
+                           absl::Span<uint8_t* const> results, const eval::EvalOptions& options) const;
+  absl::StatusOr<std::vector<eval::EvalValue>> RunEvaluator(std::vector<eval::EvalValue> arguments,
+                                                      const eval::EvalOptions& options) const;
   const ir::Computation& entry_;
   std::unique_ptr<Compiled> compiled_;  // null: the evaluator runs the entry
   std::vector<int> result_aliases_;

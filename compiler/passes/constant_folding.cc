@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/status_macros.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/passes/pass.h"
 #include "compiler/passes/rewrite.h"
 
@@ -30,7 +30,7 @@ bool Candidate(const ir::Instruction& inst) {
       type.shape().element_count() > 1) {
     return false;
   }
-  return host::OpTable::Get().Find(inst.opcode()) != nullptr;
+  return eval::OpTable::Get().Find(inst.opcode()) != nullptr;
 }
 
 class ConstantFoldingPass : public Pass {
@@ -56,19 +56,19 @@ class ConstantFoldingPass : public Pass {
       EMBER_RETURN_IF_ERROR(RebuildComputation(
           *computation, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
             if (!Candidate(inst)) return false;
-            std::vector<host::EvalValue> operands;
+            std::vector<eval::EvalValue> operands;
             for (ir::Value* v : inst.operands()) {
               const ir::Literal* lit = ConstantLiteral(b.Map(v));
               if (lit == nullptr) return false;
               absl::StatusOr<ir::Literal> copy = lit->Clone();
               if (!copy.ok()) return false;
-              operands.push_back(host::EvalValue::Array(*std::move(copy)));
+              operands.push_back(eval::EvalValue::Array(*std::move(copy)));
             }
-            host::OpEvaluator fn = host::OpTable::Get().Find(inst.opcode());
-            host::Evaluator evaluator;
-            absl::StatusOr<std::vector<host::EvalValue>> out = fn(inst, operands, evaluator);
+            eval::OpEvaluator fn = eval::OpTable::Get().Find(inst.opcode());
+            eval::Evaluator evaluator;
+            absl::StatusOr<std::vector<eval::EvalValue>> out = fn(inst, operands, evaluator);
             // A failure is left for run time, where it is reported with the launch.
-            if (!out.ok() || out->size() != 1 || (*out)[0].kind != host::EvalValue::Kind::kArray ||
+            if (!out.ok() || out->size() != 1 || (*out)[0].kind != eval::EvalValue::Kind::kArray ||
                 !((*out)[0].array.shape() == inst.result()->type().shape())) {
               return false;
             }

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "compiler/host/eval_util.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/eval_util.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/rewrite.h"
 
@@ -152,7 +152,7 @@ class Refiner {
     }
     std::vector<int64_t> out;
     for (int64_t k = 0; k < lit->shape().element_count(); ++k) {
-      EMBER_ASSIGN_OR_RETURN(int64_t v, host::IntegerElement(*lit, k));
+      EMBER_ASSIGN_OR_RETURN(int64_t v, eval::IntegerElement(*lit, k));
       out.push_back(v);
     }
     return out;
@@ -282,7 +282,7 @@ class Refiner {
                                                      ": the shape assertion (", message,
                                                      ") does not fold to a constant"));
     }
-    EMBER_ASSIGN_OR_RETURN(int64_t holds, host::IntegerElement(*lit, 0));
+    EMBER_ASSIGN_OR_RETURN(int64_t holds, eval::IntegerElement(*lit, 0));
     if (holds == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("refine_shapes: ", inst.Describe(), ": shape assertion failed: ", message));
@@ -299,20 +299,20 @@ class Refiner {
     if (!type.is_tensor() || type.shape().element_count() > kMaxFoldedElements) {
       return absl::OkStatus();
     }
-    std::vector<host::EvalValue> values;
+    std::vector<eval::EvalValue> values;
     for (const ir::Value* v : inst.operands()) {
       const ir::Literal* lit = ConstantLiteral(v);
       if (lit == nullptr) return absl::OkStatus();
       absl::StatusOr<ir::Literal> copy = lit->Clone();
       if (!copy.ok()) return absl::OkStatus();
-      values.push_back(host::EvalValue::Array(*std::move(copy)));
+      values.push_back(eval::EvalValue::Array(*std::move(copy)));
     }
-    host::OpEvaluator fn = host::OpTable::Get().Find(inst.opcode());
+    eval::OpEvaluator fn = eval::OpTable::Get().Find(inst.opcode());
     if (fn == nullptr) return absl::OkStatus();
-    host::Evaluator evaluator;
-    absl::StatusOr<std::vector<host::EvalValue>> result = fn(inst, values, evaluator);
+    eval::Evaluator evaluator;
+    absl::StatusOr<std::vector<eval::EvalValue>> result = fn(inst, values, evaluator);
     // A failure stays for run time, where it is reported with the launch.
-    if (!result.ok() || result->size() != 1 || (*result)[0].kind != host::EvalValue::Kind::kArray ||
+    if (!result.ok() || result->size() != 1 || (*result)[0].kind != eval::EvalValue::Kind::kArray ||
         !(*result)[0].array.shape().EqualsIgnoringLayout(type.shape())) {
       return absl::OkStatus();
     }

@@ -43,7 +43,7 @@
 #include "base/status_macros.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/refine_shapes.h"
 #include "gtest/gtest.h"
@@ -225,9 +225,9 @@ absl::StatusOr<ir::Computation*> Outline(ir::Module& module, const std::string& 
   return *fn;
 }
 
-absl::StatusOr<std::vector<host::EvalValue>> Evaluate(const ir::Computation& fn,
-                                                      std::vector<host::EvalValue> args) {
-  host::Evaluator evaluator;
+absl::StatusOr<std::vector<eval::EvalValue>> Evaluate(const ir::Computation& fn,
+                                                      std::vector<eval::EvalValue> args) {
+  eval::Evaluator evaluator;
   return evaluator.Run(fn, std::move(args));
 }
 
@@ -282,8 +282,8 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
   EMBER_ASSIGN_OR_RETURN(ir::Computation * inputs_fn,
                          Outline(**module, "__inputs", before, wanted, &no_inputs));
   if (!no_inputs.empty()) return absl::InvalidArgumentError("@main reads values it does not define");
-  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> input_values, Evaluate(*inputs_fn, {}));
-  std::map<const ir::Value*, host::EvalValue*> known;
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> input_values, Evaluate(*inputs_fn, {}));
+  std::map<const ir::Value*, eval::EvalValue*> known;
   for (size_t i = 0; i < wanted.size(); ++i) known[wanted[i]] = &input_values[i];
 
   // 2. The launch, through a fresh module so the program is what a frontend would produce.
@@ -320,8 +320,8 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
   for (int64_t d = 0; d < devices; ++d) {
     runtime::Device* device = (*executable)->devices()[d];
     for (size_t i = 0; i < num_args; ++i) {
-      const host::EvalValue& value = *known.at(parallel->operand(d * num_args + i));
-      if (value.kind != host::EvalValue::Kind::kArray) {
+      const eval::EvalValue& value = *known.at(parallel->operand(d * num_args + i));
+      if (value.kind != eval::EvalValue::Kind::kArray) {
         return absl::UnimplementedError("run_parallel inputs other than arrays");
       }
       runtime::AsyncEventRef done_with_host;
@@ -344,7 +344,7 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
       return absl::Status(s.code(), absl::StrCat("execute: ", std::string(s.message())));
     }
   }
-  std::vector<host::EvalValue> parallel_results;
+  std::vector<eval::EvalValue> parallel_results;
   for (int64_t d = 0; d < devices; ++d) {
     for (size_t r = 0; r < num_results; ++r) {
       runtime::Buffer& buffer = *launch->outputs[d][r];
@@ -356,12 +356,12 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
           buffer.ToHost(literal->mutable_bytes().data(), {});
       if (!copied.ok()) return copied.status();
       if (absl::Status s = (*copied)->Await(); !s.ok()) return s;
-      parallel_results.push_back(host::EvalValue::Array(*std::move(literal)));
+      parallel_results.push_back(eval::EvalValue::Array(*std::move(literal)));
     }
   }
 
   // 3. The checks.
-  std::vector<host::EvalValue> check_args;
+  std::vector<eval::EvalValue> check_args;
   for (const ir::Value* v : check_inputs) {
     auto it = std::find(results_of_parallel.begin(), results_of_parallel.end(), v);
     if (it != results_of_parallel.end()) {
@@ -370,7 +370,7 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
       check_args.push_back(known.at(v)->Clone());
     }
   }
-  absl::StatusOr<std::vector<host::EvalValue>> checked = Evaluate(*checks, std::move(check_args));
+  absl::StatusOr<std::vector<eval::EvalValue>> checked = Evaluate(*checks, std::move(check_args));
   if (!checked.ok()) {
     return absl::Status(checked.status().code(),
                         absl::StrCat("execute: ", std::string(checked.status().message())));
@@ -416,9 +416,9 @@ absl::StatusOr<ir::Literal> ConvertTo(ir::Literal f64, ir::ElementType type) {
   ir::Instruction* convert =
       fn->AddInstruction(ir::Opcode::kConvert, {in}, {ir::ValueType::Tensor(shape)});
   fn->AddInstruction(ir::Opcode::kReturn, {convert->result()}, {});
-  std::vector<host::EvalValue> args;
-  args.push_back(host::EvalValue::Array(std::move(f64)));
-  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> out, Evaluate(*fn, std::move(args)));
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(std::move(f64)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out, Evaluate(*fn, std::move(args)));
   return std::move(out[0].array);
 }
 
@@ -577,13 +577,13 @@ absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, co
   }
 
   // The reference evaluator on the refined (unoptimized) program.
-  std::vector<host::EvalValue> args;
+  std::vector<eval::EvalValue> args;
   for (const ir::Literal& lit : inputs) {
     absl::StatusOr<ir::Literal> copy = lit.Clone();
     if (!copy.ok()) return copy.status();
-    args.push_back(host::EvalValue::Array(*std::move(copy)));
+    args.push_back(eval::EvalValue::Array(*std::move(copy)));
   }
-  absl::StatusOr<std::vector<host::EvalValue>> reference =
+  absl::StatusOr<std::vector<eval::EvalValue>> reference =
       Evaluate(*reference_module->FindFunction("main"), std::move(args));
   if (!reference.ok()) return Stage("round-trip: evaluator", reference.status());
   if (reference->size() != compiled_results.size()) {
@@ -591,7 +591,7 @@ absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, co
                                             " compiled results vs ", reference->size()));
   }
   for (size_t i = 0; i < compiled_results.size(); ++i) {
-    if ((*reference)[i].kind != host::EvalValue::Kind::kArray) {
+    if ((*reference)[i].kind != eval::EvalValue::Kind::kArray) {
       return absl::UnimplementedError("round-trip: compare: a result that is not an array");
     }
     if (absl::Status s = CompareResults(compiled_results[i], (*reference)[i].array, i); !s.ok()) {

@@ -538,7 +538,7 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
   }
   if (IsKeptChloOp(name)) {
     // Kept as a custom call named after the op (attributes such as top_k's k included), for
-    // the evaluator (compiler/host/eval_chlo.cc) and a later legalization pass.
+    // the evaluator (compiler/evaluator/eval_chlo.cc) and a later legalization pass.
     EMBER_ASSIGN_OR_RETURN(ir::AttributeMap extra,
                            AllAttributes(op, view, *std::move(discardable)));
     if (name == "chlo.ragged_dot") {
@@ -571,7 +571,7 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
                            AllAttributes(op, view, *std::move(discardable)));
     // The check dialect's ops spell their tolerances out (with these defaults), while a
     // `stablehlo.custom_call @check.*` carries none and gets the interpreter's looser ones
-    // (see compiler/host/eval_custom_call.cc); materialize the op's defaults here.
+    // (see compiler/evaluator/eval_custom_call.cc); materialize the op's defaults here.
     if (name == "check.expect_close") {
       if (extra.Find("max_ulp_difference") == nullptr) {
         extra.Set("max_ulp_difference", ir::Attribute::Int(1));

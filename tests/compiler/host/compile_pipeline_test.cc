@@ -82,10 +82,10 @@ TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
   EXPECT_EQ((*program)->host->backend(), host::HostBackend::kEvaluator);
   // The evaluator runs the program as imported: the call is still there.
   EXPECT_TRUE(absl::StrContains((*program)->module->ToString(), "call("));
-  std::vector<host::EvalValue> args;
-  args.push_back(host::EvalValue::Array(
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(
       ir::Literal::FromValues<float>({8}, std::vector<float>{0, 1, 2, 3, -1, -2, 0.5f, 4}).value()));
-  auto out = (*program)->host->Run(std::move(args), host::EvalOptions{});
+  auto out = (*program)->host->Run(std::move(args), eval::EvalOptions{});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].array.data<float>().value()[1], -static_cast<float>(std::exp(1.0)));
 }

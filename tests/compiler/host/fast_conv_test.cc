@@ -18,7 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/verifier.h"
 #include "tests/compiler/parse_module.h"
@@ -86,10 +86,10 @@ std::string Program(const Conv& c) {
 
 using ::ember::test_util::Parse;
 
-std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
+std::vector<eval::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> d(-2, 2);
-  std::vector<EvalValue> args;
+  std::vector<eval::EvalValue> args;
   for (const auto& p : entry.parameters()) {
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     if (p->type().element_type() == ir::ElementType::kF64) {
@@ -99,7 +99,7 @@ std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
       const absl::Span<float> data = lit.mutable_data<float>().value();
       for (float& x : data) x = static_cast<float>(d(rng));
     }
-    args.push_back(EvalValue::Array(std::move(lit)));
+    args.push_back(eval::EvalValue::Array(std::move(lit)));
   }
   return args;
 }
@@ -125,11 +125,11 @@ void Check(const Conv& c) {
   ASSERT_EQ((*compiled)->backend(), HostBackend::kCompiled);
   EXPECT_EQ(absl::StrContains((*compiled)->CostReport(), "fast kernels: 1 of 1"), c.fast)
       << (*compiled)->CostReport();
-  auto want = (*evaluator)->Run(RandomArgs(*module->entry(), 7), EvalOptions{});
+  auto want = (*evaluator)->Run(RandomArgs(*module->entry(), 7), eval::EvalOptions{});
   ASSERT_TRUE(want.ok()) << want.status();
   // Twice: the second run reuses the first's arena and thread scratch.
   for (int run = 0; run < 2; ++run) {
-    auto got = (*compiled)->Run(RandomArgs(*module->entry(), 7), EvalOptions{});
+    auto got = (*compiled)->Run(RandomArgs(*module->entry(), 7), eval::EvalOptions{});
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->size(), 1u);
     const double depth = static_cast<double>(c.cin / c.feature_groups) *

@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
@@ -34,9 +34,9 @@ namespace {
 
 using ::ember::test_util::Parse;
 
-std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
+std::vector<eval::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<EvalValue> args;
+  std::vector<eval::EvalValue> args;
   for (const auto& p : entry.parameters()) {
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     switch (p->type().element_type()) {
@@ -72,13 +72,13 @@ std::vector<EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
       default:
         ADD_FAILURE() << "no random generator for " << p->type().ToString();
     }
-    args.push_back(EvalValue::Array(std::move(lit)));
+    args.push_back(eval::EvalValue::Array(std::move(lit)));
   }
   return args;
 }
 
 struct Outcome {
-  std::vector<EvalValue> values;
+  std::vector<eval::EvalValue> values;
   int64_t kernels = 0;
   HostBackend backend = HostBackend::kEvaluator;
 };
@@ -99,7 +99,7 @@ Outcome RunBackend(const std::string& text, HostBackend backend, uint32_t seed) 
   outcome.backend = (*exe)->backend();
   // Twice: the second run reuses the first run's arena.
   for (int run = 0; run < 2; ++run) {
-    auto out = (*exe)->Run(RandomArgs(*module->entry(), seed), EvalOptions{});
+    auto out = (*exe)->Run(RandomArgs(*module->entry(), seed), eval::EvalOptions{});
     EXPECT_TRUE(out.ok()) << out.status();
     if (!out.ok()) return outcome;
     outcome.values = *std::move(out);
@@ -260,26 +260,26 @@ func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, t
   for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
     auto exe = HostExecutable::Compile(*module->entry(), backend);
     ASSERT_TRUE(exe.ok()) << exe.status();
-    std::vector<EvalValue> args = RandomArgs(*module->entry(), 5);
-    auto want = (*exe)->Run(RandomArgs(*module->entry(), 5), EvalOptions{});
+    std::vector<eval::EvalValue> args = RandomArgs(*module->entry(), 5);
+    auto want = (*exe)->Run(RandomArgs(*module->entry(), 5), eval::EvalOptions{});
     ASSERT_TRUE(want.ok()) << want.status();
     std::vector<const void*> in = {args[0].array.bytes().data(), args[1].array.bytes().data()};
     std::vector<std::vector<uint8_t>> out;
     std::vector<void*> out_ptrs;
     std::vector<uint64_t> sizes;
-    for (const EvalValue& v : *want) {
+    for (const eval::EvalValue& v : *want) {
       out.emplace_back(v.array.bytes().size(), 0xAB);
       sizes.push_back(v.array.bytes().size());
     }
     for (auto& o : out) out_ptrs.push_back(o.data());
-    ASSERT_TRUE((*exe)->RunInPlace(in, out_ptrs, sizes, EvalOptions{}).ok());
+    ASSERT_TRUE((*exe)->RunInPlace(in, out_ptrs, sizes, eval::EvalOptions{}).ok());
     for (size_t i = 0; i < out.size(); ++i) {
       const auto bytes = (*want)[i].array.bytes();
       EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), out[i].begin())) << "result " << i;
     }
     // Wrong result sizes are an error, not a write past the end.
     sizes[0] -= 4;
-    EXPECT_FALSE((*exe)->RunInPlace(in, out_ptrs, sizes, EvalOptions{}).ok());
+    EXPECT_FALSE((*exe)->RunInPlace(in, out_ptrs, sizes, eval::EvalOptions{}).ok());
   }
 }
 
@@ -442,7 +442,7 @@ func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<3xi32>) {
     ASSERT_EQ(o.values.size(), 2u);
     std::unique_ptr<ir::Module> module = Parse(text);
     ASSERT_NE(module, nullptr);
-    std::vector<EvalValue> args = RandomArgs(*module->entry(), 5);
+    std::vector<eval::EvalValue> args = RandomArgs(*module->entry(), 5);
     EXPECT_TRUE(o.values[0].array == args[0].array) << o.values[0].array.ToString();
     const absl::Span<const int32_t> zeros = o.values[1].array.data<int32_t>().value();
     for (int32_t v : zeros) EXPECT_EQ(v, 0);
@@ -679,9 +679,9 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   ASSERT_NE(module, nullptr);
   auto exe = HostExecutable::Compile(*module->entry());
   ASSERT_TRUE(exe.ok());
-  std::vector<EvalValue> args;
-  args.push_back(EvalValue::Array(ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {4}).value()).value()));
-  auto out = (*exe)->Run(std::move(args), EvalOptions{});
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {4}).value()).value()));
+  auto out = (*exe)->Run(std::move(args), eval::EvalOptions{});
   EXPECT_FALSE(out.ok());
 }
 

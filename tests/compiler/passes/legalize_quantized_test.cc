@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
 
@@ -33,21 +33,21 @@ std::unique_ptr<ir::Module> Parse(const std::string& text) {
 }
 
 // Lowers the module, checks no quantized type is left, and runs the entry without arguments.
-std::vector<host::EvalValue> LowerAndRun(ir::Module& module) {
+std::vector<eval::EvalValue> LowerAndRun(ir::Module& module) {
   absl::StatusOr<bool> changed = CreateLegalizeQuantizedPass()->Run(module);
   EXPECT_TRUE(changed.ok()) << changed.status();
   EXPECT_TRUE(changed.value_or(false));
   absl::Status verified = ir::Verify(module);
   EXPECT_TRUE(verified.ok()) << verified << "\n" << module.ToString();
   EXPECT_FALSE(absl::StrContains(module.ToString(), "!quant.")) << module.ToString();
-  host::Evaluator evaluator;
+  eval::Evaluator evaluator;
   auto out = evaluator.Run(*module.entry(), {});
   EXPECT_TRUE(out.ok()) << out.status() << "\n" << module.ToString();
-  return out.ok() ? *std::move(out) : std::vector<host::EvalValue>{};
+  return out.ok() ? *std::move(out) : std::vector<eval::EvalValue>{};
 }
 
 template <typename T>
-std::vector<T> Values(const host::EvalValue& v) {
+std::vector<T> Values(const eval::EvalValue& v) {
   auto data = v.array.data<T>();
   EXPECT_TRUE(data.ok()) << data.status();
   if (!data.ok()) return {};

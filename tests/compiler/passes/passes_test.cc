@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
@@ -21,9 +21,9 @@ namespace {
 using ::ember::test_util::Parse;
 
 // Random arguments for the entry's parameters (f32 in [-2, 2], integers in [-50, 50]).
-std::vector<host::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
+std::vector<eval::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<host::EvalValue> args;
+  std::vector<eval::EvalValue> args;
   for (const auto& p : entry.parameters()) {
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     if (p->type().element_type() == ir::ElementType::kF32) {
@@ -35,16 +35,16 @@ std::vector<host::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t s
       const absl::Span<int32_t> data = lit.mutable_data<int32_t>().value();
       for (int32_t& x : data) x = d(rng);
     }
-    args.push_back(host::EvalValue::Array(std::move(lit)));
+    args.push_back(eval::EvalValue::Array(std::move(lit)));
   }
   return args;
 }
 
-std::vector<host::EvalValue> Evaluate(const ir::Module& module, uint32_t seed) {
-  host::Evaluator evaluator;
+std::vector<eval::EvalValue> Evaluate(const ir::Module& module, uint32_t seed) {
+  eval::Evaluator evaluator;
   auto out = evaluator.Run(*module.entry(), RandomArgs(*module.entry(), seed));
   EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *std::move(out) : std::vector<host::EvalValue>{};
+  return out.ok() ? *std::move(out) : std::vector<eval::EvalValue>{};
 }
 
 int CountOps(const ir::Computation& c, ir::Opcode opcode) {
@@ -58,13 +58,13 @@ std::unique_ptr<ir::Module> RunPassChecked(const std::string& text, std::unique_
                                            bool expect_changed = true) {
   std::unique_ptr<ir::Module> module = Parse(text);
   if (module == nullptr) return nullptr;
-  std::vector<host::EvalValue> before = Evaluate(*module, 7);
+  std::vector<eval::EvalValue> before = Evaluate(*module, 7);
   absl::StatusOr<bool> changed = pass->Run(*module);
   EXPECT_TRUE(changed.ok()) << changed.status();
   EXPECT_EQ(changed.value_or(false), expect_changed) << module->ToString();
   absl::Status verified = ir::Verify(*module);
   EXPECT_TRUE(verified.ok()) << verified << "\n" << module->ToString();
-  std::vector<host::EvalValue> after = Evaluate(*module, 7);
+  std::vector<eval::EvalValue> after = Evaluate(*module, 7);
   EXPECT_EQ(before.size(), after.size());
   for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
     EXPECT_TRUE(before[i].array == after[i].array)
@@ -136,9 +136,9 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kComposite), 1);
   ASSERT_EQ(m->entry()->instructions().front()->regions().size(), 1u);
   // Its result is the decomposition's: the negation of the argument.
-  std::vector<host::EvalValue> args = RandomArgs(*m->entry(), 3);
+  std::vector<eval::EvalValue> args = RandomArgs(*m->entry(), 3);
   const ir::Literal x = *args[0].array.Clone();
-  host::Evaluator evaluator;
+  eval::Evaluator evaluator;
   auto out = evaluator.Run(*m->entry(), std::move(args));
   ASSERT_TRUE(out.ok()) << out.status();
   const absl::Span<const float> in = x.data<float>().value();
@@ -301,7 +301,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %2 : tensor<4xf32>
 })");
   ASSERT_NE(m, nullptr);
-  std::vector<host::EvalValue> before = Evaluate(*m, 3);
+  std::vector<eval::EvalValue> before = Evaluate(*m, 3);
   PassPipeline pipeline = CreateDefaultPipeline();
   std::vector<std::string> names;
   pipeline.set_after_pass([&](int index, const std::string& name, bool, const ir::Module&) {
@@ -315,7 +315,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_EQ(names.size(), pipeline.passes().size());
   EXPECT_EQ(names.front(), "inline");
   EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kExponential), 1);  // CSE after inlining
-  std::vector<host::EvalValue> after = Evaluate(*m, 3);
+  std::vector<eval::EvalValue> after = Evaluate(*m, 3);
   ASSERT_EQ(after.size(), 1u);
   EXPECT_TRUE(before[0].array == after[0].array);
 }

@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/verifier.h"
 #include "tests/compiler/parse_module.h"
 
@@ -66,17 +66,17 @@ TEST(RefineShapesTest, DynamicBroadcastBecomesStatic) {
   EXPECT_EQ(entry.result_types()[0], T(ir::ElementType::kF32, {2, 3, 4}));
 
   // Values: (broadcast(x) + y) * 3.
-  std::vector<host::EvalValue> args;
-  args.push_back(host::EvalValue::Array(ir::Literal::Scalar<int64_t>(3).value()));
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(ir::Literal::Scalar<int64_t>(3).value()));
   ir::Literal x =
       ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {3, 4}).value()).value();
   ir::Literal y =
       ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {2, 3, 4}).value()).value();
   for (int i = 0; i < 12; ++i) x.mutable_data<float>().value()[i] = 0.5f * i - 2;
   for (int i = 0; i < 24; ++i) y.mutable_data<float>().value()[i] = 0.25f * i;
-  args.push_back(host::EvalValue::Array(x.Clone().value()));
-  args.push_back(host::EvalValue::Array(y.Clone().value()));
-  host::Evaluator evaluator;
+  args.push_back(eval::EvalValue::Array(x.Clone().value()));
+  args.push_back(eval::EvalValue::Array(y.Clone().value()));
+  eval::Evaluator evaluator;
   auto out = evaluator.Run(entry, std::move(args));
   ASSERT_TRUE(out.ok()) << out.status();
   const absl::Span<const float> got = (*out)[0].array.data<float>().value();
@@ -120,9 +120,9 @@ func.func public @main(%arg0: tensor<i32>) -> (tensor<?x2xi32>, tensor<?xi32>, t
                         ir::Opcode::kDynamicPad, ir::Opcode::kRealDynamicSlice}) {
     EXPECT_EQ(CountOps(entry, op), 0) << ir::OpcodeName(op);
   }
-  host::Evaluator evaluator;
-  std::vector<host::EvalValue> args;
-  args.push_back(host::EvalValue::Array(ir::Literal::Scalar<int32_t>(3).value()));
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(ir::Literal::Scalar<int32_t>(3).value()));
   auto out = evaluator.Run(entry, std::move(args));
   ASSERT_TRUE(out.ok()) << out.status();
   // iota 0..5 padded: [0, 0,1,2,3,4,5, 0,0]; slice [1:6:2] = 0, 2, 4.

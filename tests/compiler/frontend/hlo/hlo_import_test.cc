@@ -18,7 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "compiler/host/evaluator.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/float_conversions.h"
 #include "compiler/ir/native_types.h"
 #include "compiler/ir/verifier.h"
@@ -211,18 +211,18 @@ absl::Status RunCase(const Case& c) {
   EMBER_RETURN_IF_ERROR(ReadIo(dir + "/" + c.name + ".io", &inputs, &outputs));
   ir::Computation* entry = module->entry();
   if (entry == nullptr) return absl::InternalError("no entry function");
-  std::vector<host::EvalValue> args;
-  for (ir::Literal& l : inputs) args.push_back(host::EvalValue::Array(std::move(l)));
-  host::EvalOptions options;
+  std::vector<eval::EvalValue> args;
+  for (ir::Literal& l : inputs) args.push_back(eval::EvalValue::Array(std::move(l)));
+  eval::EvalOptions options;
   options.max_loop_iterations = 1 << 20;
-  host::Evaluator evaluator(options);
-  EMBER_ASSIGN_OR_RETURN(std::vector<host::EvalValue> results,
+  eval::Evaluator evaluator(options);
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> results,
                          evaluator.Run(*entry, std::move(args)));
   if (results.size() != outputs.size()) {
     return absl::InternalError(absl::StrCat(results.size(), " results, expected ", outputs.size()));
   }
   for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].kind != host::EvalValue::Kind::kArray) {
+    if (results[i].kind != eval::EvalValue::Kind::kArray) {
       return absl::InternalError(absl::StrCat("result ", i, " is not an array"));
     }
     const std::string diff = Compare(results[i].array, outputs[i], c.rtol, c.atol);
@@ -346,9 +346,9 @@ TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
   ASSERT_TRUE(ir::Verify(**m).ok());
   auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
   ASSERT_TRUE(x.ok());
-  host::Evaluator evaluator;
-  std::vector<host::EvalValue> args;
-  args.push_back(host::EvalValue::Array(*std::move(x)));
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(*std::move(x)));
   auto out = evaluator.Run(*(*m)->entry(), std::move(args));
   ASSERT_TRUE(out.ok()) << out.status().message();
   auto values = (*out)[0].array.data<float>();
@@ -600,12 +600,12 @@ TEST(HloImportTest, PredicatedConditionalWithTupleOperand) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   ASSERT_TRUE(ir::Verify(**module).ok()) << ir::Verify(**module).message();
   for (bool pred : {true, false}) {
-    host::Evaluator evaluator;
-    std::vector<host::EvalValue> args;
-    args.push_back(host::EvalValue::Array(*ir::Literal::Scalar<bool>(pred)));
-    args.push_back(host::EvalValue::Array(
+    eval::Evaluator evaluator;
+    std::vector<eval::EvalValue> args;
+    args.push_back(eval::EvalValue::Array(*ir::Literal::Scalar<bool>(pred)));
+    args.push_back(eval::EvalValue::Array(
         *ir::Literal::FromValues<float>({4}, std::vector<float>{1, 2, 3, 4})));
-    args.push_back(host::EvalValue::Array(
+    args.push_back(eval::EvalValue::Array(
         *ir::Literal::FromValues<float>({4}, std::vector<float>{0.5f, -1, 2, 10})));
     auto out = evaluator.Run(*(*module)->entry(), std::move(args));
     ASSERT_TRUE(out.ok()) << out.status().message();
