@@ -14,7 +14,7 @@
 namespace ember::se {
 
 struct CudaPlatformOptions {
-  std::string driver_library = "libcuda.so.1";  // tests point this at a fake driver
+  std::string driver_library = "libcuda.so.1";  // tests point this at the virtual GPU
   std::optional<int64_t> memory_limit_bytes;    // per device (> 0); default: the device's memory
 };
 

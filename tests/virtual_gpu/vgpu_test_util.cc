@@ -53,7 +53,10 @@ int FindPtxLine(const std::string& ptx, const std::string& kernel, const std::st
   std::vector<std::string> lines = absl::StrSplit(ptx, '\n');
   bool in_kernel = false;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (!in_kernel && lines[i].find(".entry " + kernel + "(") != std::string::npos) in_kernel = true;
+    if (lines[i].find(".entry ") != std::string::npos) {
+      if (in_kernel) return 0;  // the next kernel starts
+      in_kernel = lines[i].find(".entry " + kernel + "(") != std::string::npos;
+    }
     if (in_kernel && lines[i].find(needle) != std::string::npos) return static_cast<int>(i + 1);
   }
   return 0;
@@ -108,6 +111,12 @@ CUresult VirtualGpuTest::Run(CUfunction f, Dim3 grid, Dim3 block, std::vector<vo
                                            dynamic_shared, nullptr, args.data(), nullptr);
   if (launched != CUDA_SUCCESS) return launched;
   return cuCtxSynchronize();
+}
+
+void VirtualGpuTest::ResetContext() {
+  EXPECT_EQ(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+  allocations_.clear();
+  modules_.clear();
 }
 
 std::string VirtualGpuTest::LastFault() {

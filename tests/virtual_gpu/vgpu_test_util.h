@@ -70,6 +70,8 @@ class VirtualGpuTest : public ::testing::Test {
                unsigned dynamic_shared = 0);
   // The sticky fault message of device 0 (empty when none).
   std::string LastFault();
+  // cuDevicePrimaryCtxReset(0): clears a fault and frees everything the test allocated or loaded.
+  void ResetContext();
 
   CUcontext ctx_ = nullptr;
 

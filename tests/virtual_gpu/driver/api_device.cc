@@ -146,6 +146,7 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
     d.primary.push_back(std::move(ctx));
   }
   ReadLaunchSettings(d.launch);
+  d.default_budget = d.launch.instruction_budget;
   d.initialized = true;
   return CUDA_SUCCESS;
 }

@@ -47,6 +47,18 @@ void ember_vgpu_statistics(uint64_t* warp_instructions, uint64_t* thread_instruc
   if (nanoseconds) *nanoseconds = d.nanoseconds_in_kernels.load();
 }
 
+void ember_vgpu_set_instruction_budget(uint64_t warp_instructions) {
+  Driver& d = Driver::Get();
+  absl::MutexLock lock(&d.mu);
+  d.launch.instruction_budget = warp_instructions != 0 ? warp_instructions : d.default_budget;
+}
+
+void ember_vgpu_set_reverse_order(int reverse) {
+  Driver& d = Driver::Get();
+  absl::MutexLock lock(&d.mu);
+  d.launch.reverse_order = reverse != 0;
+}
+
 CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg), void* arg) {
   CUctx_st* ctx = nullptr;
   if (CUresult r = ember::vgpu::CurrentContext(&ctx); r != CUDA_SUCCESS) return r;

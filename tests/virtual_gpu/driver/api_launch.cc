@@ -158,15 +158,15 @@ CUresult Launch(const LaunchRequest& req, const char* call) {
     return invalid(absl::StrCat("the kernel takes ", p.params.size(), " parameters but none are given"));
   }
   std::set<int> peers;
+  ptx::LaunchOptions options;
   {
     absl::MutexLock lock(&d.mu);
     peers = ctx->peers;
+    options.instruction_budget = d.launch.instruction_budget;
+    options.reverse_warp_order = d.launch.reverse_order;
+    options.check_shared_races = d.launch.check_races;
+    options.check_shared_poison = d.launch.check_poison;
   }
-  ptx::LaunchOptions options;
-  options.instruction_budget = d.launch.instruction_budget;
-  options.reverse_warp_order = d.launch.reverse_order;
-  options.check_shared_races = d.launch.check_races;
-  options.check_shared_poison = d.launch.check_poison;
   options.sm_count = static_cast<uint32_t>(m.sm_count);
   std::shared_ptr<const ptx::KernelProgram> program = f->program;
   std::vector<uint64_t> constants = f->constants;

@@ -108,7 +108,8 @@ class Driver {
   std::map<uintptr_t, std::shared_ptr<Allocation>> host_allocations ABSL_GUARDED_BY(mu);
   int fail_allocations ABSL_GUARDED_BY(mu) = 0;
   int leaked_at_release ABSL_GUARDED_BY(mu) = 0;  // resources a context release had to free
-  LaunchSettings launch;
+  LaunchSettings launch ABSL_GUARDED_BY(mu);
+  uint64_t default_budget ABSL_GUARDED_BY(mu) = uint64_t{1} << 34;
   std::atomic<uint64_t> warp_instructions{0};
   std::atomic<uint64_t> thread_instructions{0};
   std::atomic<uint64_t> launches{0};

@@ -26,6 +26,12 @@ size_t ember_vgpu_last_fault(int device, char* buffer, size_t capacity);
 void ember_vgpu_statistics(uint64_t* warp_instructions, uint64_t* thread_instructions,
                            uint64_t* launches, uint64_t* nanoseconds);
 
+// Launches made after these calls use the given interpreter budget (warp instructions; 0 restores
+// the default of EMBER_VIRTUAL_GPU_MAX_INSTRUCTIONS or 2^34) and warp/block order (reverse or
+// not; EMBER_VIRTUAL_GPU_SCHEDULE=reverse sets it for a whole process).
+void ember_vgpu_set_instruction_budget(uint64_t warp_instructions);
+void ember_vgpu_set_reverse_order(int reverse);
+
 // For the library stand-ins. Runs `work(arg)` when `stream` (null: the current context's legacy
 // stream) reaches it; the current context must own the stream. `work` may use
 // ember_vgpu_resolve but not the Driver API. Skipped once the context has faulted.

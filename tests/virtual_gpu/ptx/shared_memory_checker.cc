@@ -25,8 +25,9 @@ std::string SharedMemoryChecker::Check(uint32_t offset, uint32_t size, Access ac
     const bool written_now = cell.write_epoch == who.epoch;
     if (access != Access::kWrite && check_poison && cell.write_epoch < who.first_epoch) {
       return absl::StrCat("reads shared memory at offset ", offset + i,
-                          " that no thread of this block has written (shared memory starts "
-                          "uninitialized)");
+                          " that no thread of this block has written yet (shared memory starts "
+                          "uninitialized; or another warp writes it later with no barrier "
+                          "between)");
     }
     if (check_races && written_now &&
         Unordered(writer, cell.write_warp_epoch, who.tid, who.warp_epoch) &&

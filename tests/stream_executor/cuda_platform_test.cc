@@ -1,4 +1,4 @@
-// The CUDA platform end to end against fake_cuda_driver.cc (a host-memory libcuda): driver
+// The CUDA platform end to end against the virtual GPU's libcuda.so.1 (tests/virtual_gpu): driver
 // loading, contexts, allocator, streams, events, host callbacks, cross-device work, error
 // mapping, and that every handle is released. The real driver is exercised only on a GPU machine.
 #include <dlfcn.h>
@@ -22,28 +22,28 @@ namespace {
 using ::ember::se::testing::RandomBytes;
 using ::testing::HasSubstr;
 
-// The fake's test hooks, from the same (already loaded) library instance.
-struct FakeHooks {
+// The virtual driver's test hooks, from the same (already loaded) library instance.
+struct DriverHooks {
   int (*live_handles)() = nullptr;
   void (*fail_next_allocations)(int) = nullptr;
 };
 
-FakeHooks LoadHooks() {
-  FakeHooks hooks;
-  void* handle = dlopen(EMBER_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
+DriverHooks LoadHooks() {
+  DriverHooks hooks;
+  void* handle = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
   EXPECT_NE(handle, nullptr) << dlerror();
   if (handle == nullptr) return hooks;
-  hooks.live_handles = reinterpret_cast<int (*)()>(dlsym(handle, "ember_fake_cuda_live_handles"));
+  hooks.live_handles = reinterpret_cast<int (*)()>(dlsym(handle, "ember_vgpu_live_handles"));
   hooks.fail_next_allocations =
-      reinterpret_cast<void (*)(int)>(dlsym(handle, "ember_fake_cuda_fail_next_allocations"));
+      reinterpret_cast<void (*)(int)>(dlsym(handle, "ember_vgpu_fail_next_allocations"));
   return hooks;  // the handle stays open: the platform keeps the library loaded anyway
 }
 
-class CudaFakeDriverTest : public ::testing::Test {
+class CudaPlatformTest : public ::testing::Test {
  protected:
   void SetUp() override {
     CudaPlatformOptions options;
-    options.driver_library = EMBER_FAKE_CUDA_DRIVER;
+    options.driver_library = EMBER_VIRTUAL_CUDA_DRIVER;
     auto platform = CreateCudaPlatform(options);
     ASSERT_TRUE(platform.ok()) << platform.status();
     platform_ = std::move(platform).value();
@@ -77,22 +77,23 @@ class CudaFakeDriverTest : public ::testing::Test {
   }
 
   std::unique_ptr<Platform> platform_;
-  FakeHooks hooks_;
+  DriverHooks hooks_;
 };
 
-TEST_F(CudaFakeDriverTest, PlatformAndExecutors) {
+TEST_F(CudaPlatformTest, PlatformAndExecutors) {
   EXPECT_EQ(platform_->Name(), "cuda");
   EXPECT_EQ(platform_->DeviceCount(), 2);
   Executor* executor = Exec(1);
   EXPECT_EQ(executor->device_ordinal(), 1);
-  EXPECT_EQ(executor->DeviceKind(), "Ember fake GPU");
+  EXPECT_THAT(executor->DeviceKind(), HasSubstr("(Ember virtual GPU)"));
   EXPECT_FALSE(executor->MemoryIsHostAccessible());
   EXPECT_EQ(Exec(1), executor);
-  EXPECT_EQ(executor->GetMemoryStats().bytes_limit, int64_t{1} << 30);
+  // The virtual machine's default devices are H100s with 80 GB.
+  EXPECT_EQ(executor->GetMemoryStats().bytes_limit, int64_t{85520809984});
   EXPECT_EQ(platform_->ExecutorForDevice(2).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(CudaFakeDriverTest, AllocatorUsesCuMemAllocWith256ByteClasses) {
+TEST_F(CudaPlatformTest, AllocatorUsesCuMemAllocWith256ByteClasses) {
   Executor* executor = Exec(0);
   DeviceMemory zero = Alloc(executor, 0);
   DeviceMemory small = Alloc(executor, 100);
@@ -107,7 +108,7 @@ TEST_F(CudaFakeDriverTest, AllocatorUsesCuMemAllocWith256ByteClasses) {
   executor->Deallocate(zero);
 }
 
-TEST_F(CudaFakeDriverTest, DriverOutOfMemoryIsResourceExhaustedNamingTheCall) {
+TEST_F(CudaPlatformTest, DriverOutOfMemoryIsResourceExhaustedNamingTheCall) {
   Executor* executor = Exec(0);
   hooks_.fail_next_allocations(1);
   auto mem = executor->Allocate(4096);
@@ -119,7 +120,7 @@ TEST_F(CudaFakeDriverTest, DriverOutOfMemoryIsResourceExhaustedNamingTheCall) {
   EXPECT_TRUE(executor->Allocate(4096).ok());  // next one works; freed by the allocator later
 }
 
-TEST_F(CudaFakeDriverTest, SynchronousAndAsyncCopiesRoundTrip) {
+TEST_F(CudaPlatformTest, SynchronousAndAsyncCopiesRoundTrip) {
   Executor* executor = Exec(0);
   const std::vector<uint8_t> in = RandomBytes(65537, 11);
   DeviceMemory a = Alloc(executor, in.size());
@@ -141,7 +142,7 @@ TEST_F(CudaFakeDriverTest, SynchronousAndAsyncCopiesRoundTrip) {
   executor->Deallocate(b);
 }
 
-TEST_F(CudaFakeDriverTest, EventsHostCallbacksAndErrors) {
+TEST_F(CudaPlatformTest, EventsHostCallbacksAndErrors) {
   Executor* executor = Exec(0);
   auto stream = NewStream(executor);
   absl::Notification gate;
@@ -193,7 +194,7 @@ TEST_F(CudaFakeDriverTest, EventsHostCallbacksAndErrors) {
   for (int i = 0; i < 200; ++i) EXPECT_EQ(order[i], i);
 }
 
-TEST_F(CudaFakeDriverTest, WaitForAcrossStreamsAndDevices) {
+TEST_F(CudaPlatformTest, WaitForAcrossStreamsAndDevices) {
   Executor* gpu0 = Exec(0);
   Executor* gpu1 = Exec(1);
   auto producer = NewStream(gpu0);
@@ -226,7 +227,7 @@ TEST_F(CudaFakeDriverTest, WaitForAcrossStreamsAndDevices) {
   gpu1->Deallocate(dst);
 }
 
-TEST_F(CudaFakeDriverTest, WaitForAnEventOfAnotherPlatformIsAnError) {
+TEST_F(CudaPlatformTest, WaitForAnEventOfAnotherPlatformIsAnError) {
   auto host = CreateHostPlatform(1, std::nullopt);
   ASSERT_TRUE(host.ok());
   auto host_stream = (*(*host)->ExecutorForDevice(0))->CreateStream();
@@ -247,9 +248,9 @@ TEST_F(CudaFakeDriverTest, WaitForAnEventOfAnotherPlatformIsAnError) {
   gate.Notify();
 }
 
-TEST(CudaFakeDriverLoadTest, MissingSymbolIsNamed) {
+TEST(CudaPlatformLoadTest, MissingSymbolIsNamed) {
   CudaPlatformOptions options;
-  options.driver_library = EMBER_FAKE_CUDA_DRIVER_NO_MEMSET;
+  options.driver_library = EMBER_VIRTUAL_CUDA_DRIVER_NO_MEMSET;
   auto platform = CreateCudaPlatform(options);
   ASSERT_FALSE(platform.ok());
   EXPECT_EQ(platform.status().code(), absl::StatusCode::kFailedPrecondition);
