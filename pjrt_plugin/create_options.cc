@@ -47,6 +47,8 @@ absl::Status ApplyOption(const std::string& name, const OptionValue& value,
           absl::StrCat("option 'memory_limit_bytes' must be positive, got ", limit));
     }
     options.memory_limit_bytes = limit;
+  } else if (name == "cuda_library_path") {
+    EMBER_ASSIGN_OR_RETURN(options.cuda_library_path, AsString(name, value));
   } else if (name == "node_id") {
     EMBER_ASSIGN_OR_RETURN(int64_t node, AsInt(name, value));
     if (node < 0) return absl::InvalidArgumentError("option 'node_id' must be >= 0");
@@ -60,7 +62,8 @@ absl::Status ApplyOption(const std::string& name, const OptionValue& value,
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown create option '", name,
-        "' (Ember accepts platform, host_device_count, memory_limit_bytes, node_id, num_nodes)"));
+        "' (Ember accepts platform, host_device_count, memory_limit_bytes, cuda_library_path, "
+        "node_id, num_nodes)"));
   }
   return absl::OkStatus();
 }
@@ -73,7 +76,8 @@ absl::StatusOr<runtime::ClientOptions> ParseClientOptions(
   const std::pair<const char*, const char*> env_options[] = {
       {"EMBER_PLATFORM", "platform"},
       {"EMBER_HOST_DEVICE_COUNT", "host_device_count"},
-      {"EMBER_MEMORY_LIMIT_BYTES", "memory_limit_bytes"}};
+      {"EMBER_MEMORY_LIMIT_BYTES", "memory_limit_bytes"},
+      {"EMBER_CUDA_LIBRARY_PATH", "cuda_library_path"}};
   for (const auto& [env, name] : env_options) {
     const char* text = std::getenv(env);
     if (text == nullptr || options.count(name)) continue;

@@ -15,6 +15,8 @@ namespace ember::pjrt {
 //   platform           string  "host" | "cuda" | "auto"         (env EMBER_PLATFORM; default auto)
 //   host_device_count  int64   number of host devices, 1..1024  (env EMBER_HOST_DEVICE_COUNT; 1)
 //   memory_limit_bytes int64   per-device allocation limit      (env EMBER_MEMORY_LIMIT_BYTES)
+//   cuda_library_path  string  open libcuda, cuBLASLt and NCCL from this directory first
+//                              (env EMBER_CUDA_LIBRARY_PATH; build/virtual_gpu/lib: virtual GPUs)
 //   node_id, num_nodes int64   sent by JAX in multi-process runs (only 1 node is supported yet)
 // Integers may also come as decimal strings (JAX_PJRT_CLIENT_CREATE_OPTIONS sends strings).
 // Options override environment variables; an unknown name or a bad value is an error naming it.

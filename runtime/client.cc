@@ -20,6 +20,7 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
   se_options.kind = options.platform;
   se_options.host_device_count = options.host_device_count;
   se_options.memory_limit_bytes = options.memory_limit_bytes;
+  se_options.cuda_library_path = options.cuda_library_path;
   std::shared_ptr<Client> client(new Client());
   EMBER_ASSIGN_OR_RETURN(client->platform_, se::CreatePlatform(se_options));
   if (options.platform == "auto" && client->platform_->Name() == "host") {

@@ -24,6 +24,7 @@ struct ClientOptions {
   int host_device_count = 1;
   std::optional<int64_t> memory_limit_bytes;
   int process_index = 0;
+  std::string cuda_library_path;  // se::PlatformOptions::cuda_library_path
 };
 
 // How long the caller keeps a host buffer unchanged (PJRT's host-buffer semantics).

@@ -30,6 +30,7 @@ absl::StatusOr<std::unique_ptr<Platform>> CreatePlatform(const PlatformOptions& 
   }
   CudaPlatformOptions cuda_options;
   cuda_options.memory_limit_bytes = opts.memory_limit_bytes;
+  cuda_options.library_directory = opts.cuda_library_path;
   absl::StatusOr<std::unique_ptr<Platform>> cuda = CreateCudaPlatform(cuda_options);
   if (cuda.ok() || opts.kind == "cuda") return cuda;
   if (fallback_reason != nullptr) *fallback_reason = std::string(cuda.status().message());

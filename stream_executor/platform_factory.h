@@ -17,6 +17,9 @@ struct PlatformOptions {
   std::string kind = "auto";                  // "host" | "cuda" | "auto"
   int host_device_count = 1;                  // host platform only
   std::optional<int64_t> memory_limit_bytes;  // per device; default: physical / device memory
+  // CUDA only: open libcuda (and later cuBLASLt, NCCL) from this directory first, e.g. the virtual
+  // GPU's build/virtual_gpu/lib (pjrt_plugin fills it from EMBER_CUDA_LIBRARY_PATH).
+  std::string cuda_library_path;
 };
 
 // InvalidArgument for an unknown kind or bad counts. For "auto", a CUDA failure is not an error:

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace ember::se::cuda {
 namespace {
@@ -35,19 +36,16 @@ absl::Status Resolve(void* handle, const std::string& library, const char* symbo
 
 }  // namespace
 
-void DlCloser::operator()(void* handle) const { dlclose(handle); }
-
-absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& library) {
-  dlerror();
-  DlHandle handle(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
-  if (handle == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no CUDA driver found (", DlErrorText(), ")"));
-  }
-  void* raw_handle = handle.get();
-  auto driver = std::make_unique<CudaDriver>(PrivateTag{}, std::move(handle), library);
+absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& library,
+                                                             const std::string& library_directory) {
+  EMBER_ASSIGN_OR_RETURN(OpenedLibrary opened,
+                         OpenCudaLibrary(library, library_directory, "CUDA driver"));
+  void* raw_handle = opened.handle.get();
+  const std::string path = opened.path;
+  auto driver = std::make_unique<CudaDriver>(PrivateTag{}, std::move(opened.handle), path,
+                                             library_directory);
 #define EMBER_CUDA_RESOLVE_FUNCTION(fn)                                                          \
-  if (absl::Status status = Resolve(raw_handle, library, EMBER_CUDA_STRINGIFY(fn), &driver->fn); \
+  if (absl::Status status = Resolve(raw_handle, path, EMBER_CUDA_STRINGIFY(fn), &driver->fn);    \
       !status.ok()) {                                                                            \
     return status;                                                                               \
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "stream_executor/cuda/cuda_library.h"
 
 namespace ember::se::cuda {
 
@@ -45,31 +46,30 @@ namespace ember::se::cuda {
   X(cuMemcpyAsync)                     \
   X(cuMemsetD8Async)
 
-// Closes the library handle. The library is opened with RTLD_NODELETE: the driver keeps threads
-// and exit handlers of its own, so its code must stay mapped after Ember lets go of it.
-struct DlCloser {
-  void operator()(void* handle) const;
-};
-using DlHandle = std::unique_ptr<void, DlCloser>;
-
 class CudaDriver {
   struct PrivateTag {
     explicit PrivateTag() = default;
   };
 
  public:
-  // FailedPrecondition "no CUDA driver found (<dlerror>)" when `library` cannot be opened;
-  // FailedPrecondition naming the symbol when a function is missing (a driver older than the
-  // toolkit Ember was built with).
-  static absl::StatusOr<std::unique_ptr<CudaDriver>> Load(const std::string& library);
+  // Opens `library` (from `library_directory` first, see cuda_library.h). FailedPrecondition
+  // "no CUDA driver found (<dlerror>)" when it cannot be opened; FailedPrecondition naming the
+  // symbol when a function is missing (a driver older than the toolkit Ember was built with).
+  static absl::StatusOr<std::unique_ptr<CudaDriver>> Load(const std::string& library,
+                                                          const std::string& library_directory = "");
 
   // Public for std::make_unique only; use Load.
-  CudaDriver(PrivateTag, DlHandle handle, std::string library)
-      : handle_(std::move(handle)), library_(std::move(library)) {}
+  CudaDriver(PrivateTag, DlHandle handle, std::string library, std::string library_directory)
+      : handle_(std::move(handle)),
+        library_(std::move(library)),
+        library_directory_(std::move(library_directory)) {}
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
 
+  // The path that was opened.
   const std::string& library() const { return library_; }
+  // Where the other CUDA libraries (cuBLASLt, NCCL) are to be opened from first.
+  const std::string& library_directory() const { return library_directory_; }
 
   // Function pointers, non-null after Load. Names expand like cuda.h's (cuMemAlloc_v2, ...).
 #define EMBER_CUDA_DECLARE_FUNCTION(fn) decltype(&::fn) fn = nullptr;
@@ -79,6 +79,7 @@ class CudaDriver {
  private:
   DlHandle handle_;
   std::string library_;
+  std::string library_directory_;
 };
 
 }  // namespace ember::se::cuda

@@ -65,7 +65,8 @@ absl::StatusOr<std::unique_ptr<Platform>> CreateCudaPlatform(const CudaPlatformO
     return absl::InvalidArgumentError("cuda platform: empty driver library name");
   }
   EMBER_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDriver> driver,
-                         cuda::CudaDriver::Load(options.driver_library));
+                         cuda::CudaDriver::Load(options.driver_library,
+                                                options.library_directory));
   if (absl::Status status = EMBER_CU(*driver, cuInit, 0); !status.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("CUDA driver found but not usable: ", status.message()));

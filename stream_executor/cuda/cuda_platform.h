@@ -14,7 +14,9 @@
 namespace ember::se {
 
 struct CudaPlatformOptions {
-  std::string driver_library = "libcuda.so.1";  // tests point this at the virtual GPU
+  std::string driver_library = "libcuda.so.1";
+  // Where CUDA libraries are opened from first (see cuda_library.h); empty: the loader's search.
+  std::string library_directory;
   std::optional<int64_t> memory_limit_bytes;    // per device (> 0); default: the device's memory
 };
 

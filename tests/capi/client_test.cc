@@ -359,5 +359,32 @@ TEST(CapiClientCreateTest, TwoClientsLiveSideBySide) {
   EXPECT_EQ(ToHostF32(on_first.get()), a);
 }
 
+// EMBER_CUDA_LIBRARY_PATH / cuda_library_path: with the virtual GPU's libraries, platform "cuda"
+// gives virtual GPUs, and transfers round-trip through the virtual driver. Run in its own process
+// (ember_capi_virtual_gpu_test): once loaded, the virtual libcuda.so.1 is what any later
+// dlopen("libcuda.so.1") in the process finds, so "auto" clients would pick it up.
+TEST(CapiVirtualGpuTest, CudaLibraryPathOptionGivesVirtualGpus) {
+#ifndef EMBER_VIRTUAL_GPU_LIB_DIR
+  GTEST_SKIP() << "built without the CUDA toolkit: there is no virtual GPU";
+#else
+  ASSERT_NE(Api(), nullptr) << LoadError();
+  ErrorInfo error;
+  ClientPtr client = CreateClient(
+      {StringOption("platform", "cuda"), StringOption("cuda_library_path", EMBER_VIRTUAL_GPU_LIB_DIR)},
+      &error);
+  ASSERT_TRUE(error.ok()) << error;
+  std::vector<PJRT_Device*> devices = Devices(client.get());
+  ASSERT_EQ(devices.size(), 2u);  // the virtual machine's default
+  auto kind = EMBER_ARGS(PJRT_DeviceDescription_Kind_Args);
+  kind.device_description = Description(devices[1]);
+  ASSERT_TRUE(IsOk(Api()->PJRT_DeviceDescription_Kind(&kind)));
+  EXPECT_THAT(std::string(kind.device_kind, kind.device_kind_size), HasSubstr("(Ember virtual GPU)"));
+  const std::vector<float> data = {1.5f, -2.0f, 3.25f, 1e-3f, 7.0f, 8.0f};
+  BufferPtr buffer = UploadF32(client.get(), devices[1], data, {2, 3});
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(ToHostF32(buffer.get()), data);
+#endif
+}
+
 }  // namespace
 }  // namespace ember::capi_test

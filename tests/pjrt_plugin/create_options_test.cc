@@ -36,6 +36,19 @@ TEST(CreateOptionsTest, EnvironmentIsReadAndOptionsWin) {
   unsetenv("EMBER_HOST_DEVICE_COUNT");
 }
 
+TEST(CreateOptionsTest, CudaLibraryPathFromOptionOrEnvironment) {
+  unsetenv("EMBER_CUDA_LIBRARY_PATH");
+  EXPECT_EQ(ParseClientOptions({})->cuda_library_path, "");
+  setenv("EMBER_CUDA_LIBRARY_PATH", "/opt/virtual_gpu/lib", 1);
+  EXPECT_EQ(ParseClientOptions({})->cuda_library_path, "/opt/virtual_gpu/lib");
+  EXPECT_EQ(ParseClientOptions({{"cuda_library_path", std::string("/elsewhere")}})->cuda_library_path,
+            "/elsewhere");
+  unsetenv("EMBER_CUDA_LIBRARY_PATH");
+  auto bad = ParseClientOptions({{"cuda_library_path", int64_t{3}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cuda_library_path"), std::string::npos);
+}
+
 TEST(CreateOptionsTest, RejectsUnknownAndBadValues) {
   auto unknown = ParseClientOptions({{"cpu_device_count", int64_t{4}}});
   ASSERT_FALSE(unknown.ok());

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "stream_executor/cuda/cuda_platform.h"
 #include "stream_executor/host/host_platform.h"
+#include "stream_executor/platform_factory.h"
 #include "tests/stream_executor/host_test_util.h"
 
 namespace ember::se {
@@ -246,6 +247,26 @@ TEST_F(CudaPlatformTest, WaitForAnEventOfAnotherPlatformIsAnError) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("not come from the CUDA platform"));
   gate.Notify();
+}
+
+TEST(CudaPlatformLoadTest, LibraryDirectoryIsSearchedFirst) {
+  PlatformOptions options;
+  options.kind = "cuda";
+  options.cuda_library_path = EMBER_VIRTUAL_GPU_LIB_DIR;
+  auto platform = CreatePlatform(options);
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  EXPECT_EQ((*platform)->Name(), "cuda");
+  auto executor = (*platform)->ExecutorForDevice(0);
+  ASSERT_TRUE(executor.ok()) << executor.status();
+  EXPECT_THAT((*executor)->DeviceKind(), HasSubstr("(Ember virtual GPU)"));
+  // A directory without the library falls back to the loader's search, which finds no driver
+  // on a machine without one; "cuda" then fails, naming the library.
+  CudaPlatformOptions missing;
+  missing.library_directory = "/nonexistent/ember";
+  missing.driver_library = "libember_no_such_driver.so.1";
+  auto none = CreateCudaPlatform(missing);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("libember_no_such_driver.so.1"));
 }
 
 TEST(CudaPlatformLoadTest, MissingSymbolIsNamed) {
