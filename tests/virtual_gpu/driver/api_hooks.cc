@@ -59,12 +59,14 @@ void ember_vgpu_set_reverse_order(int reverse) {
   d.launch.reverse_order = reverse != 0;
 }
 
-CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg), void* arg) {
+CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg, int run), void* arg) {
   CUctx_st* ctx = nullptr;
   if (CUresult r = ember::vgpu::CurrentContext(&ctx); r != CUDA_SUCCESS) return r;
   if (CUresult r = ember::vgpu::StreamContext(stream, ctx, "library call"); r != CUDA_SUCCESS) return r;
   if (work == nullptr) return Fail(CUDA_ERROR_INVALID_VALUE, "null work");
-  ember::vgpu::EnqueueWork(ctx, stream, [work, arg] { work(arg); });
+  ember::vgpu::EnqueueWork(
+      ctx, stream, [ctx, work, arg] { work(arg, ctx->sticky() == CUDA_SUCCESS ? 1 : 0); },
+      /*always=*/true);
   return CUDA_SUCCESS;
 }
 

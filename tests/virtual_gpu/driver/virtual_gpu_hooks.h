@@ -32,10 +32,11 @@ void ember_vgpu_statistics(uint64_t* warp_instructions, uint64_t* thread_instruc
 void ember_vgpu_set_instruction_budget(uint64_t warp_instructions);
 void ember_vgpu_set_reverse_order(int reverse);
 
-// For the library stand-ins. Runs `work(arg)` when `stream` (null: the current context's legacy
-// stream) reaches it; the current context must own the stream. `work` may use
-// ember_vgpu_resolve but not the Driver API. Skipped once the context has faulted.
-CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg), void* arg);
+// For the library stand-ins. Calls `work(arg, run)` when `stream` (null: the current context's
+// legacy stream) reaches it; the current context must own the stream. `run` is 0 once the context
+// has faulted: the work must then only release `arg`. `work` may use ember_vgpu_resolve but not
+// the Driver API.
+CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg, int run), void* arg);
 // The device of the current context (or of `stream` when it is not null).
 CUresult ember_vgpu_stream_device(CUstream stream, int* device);
 // Host bytes behind [address, address + size) as seen from `device` (its own memory, peers'

@@ -96,7 +96,7 @@ LaunchResult RunKernel(const KernelProgram& program, std::vector<uint64_t> const
     block.first_epoch = launch.shadow.NewEpoch();
     block.epoch = block.first_epoch;
     std::fill(std::begin(block.arrivals), std::end(block.arrivals), 0);
-    std::memset(block.shared.data(), kSharedPoison, block.shared.size());
+    if (!block.shared.empty()) std::memset(block.shared.data(), kSharedPoison, block.shared.size());
     for (Warp& w : block.warps) StartWarp(launch, block, w);
     if (!RunBlock(block)) break;
   }
