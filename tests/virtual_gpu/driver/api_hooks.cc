@@ -61,8 +61,16 @@ void ember_vgpu_set_reverse_order(int reverse) {
 
 CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg, int run), void* arg) {
   CUctx_st* ctx = nullptr;
-  if (CUresult r = ember::vgpu::CurrentContext(&ctx); r != CUDA_SUCCESS) return r;
-  if (CUresult r = ember::vgpu::StreamContext(stream, ctx, "library call"); r != CUDA_SUCCESS) return r;
+  if (stream != nullptr && stream != CU_STREAM_LEGACY) {
+    // A library launches on the stream's own device whatever context is current (NCCL switches
+    // devices itself at ncclGroupEnd).
+    if (CUresult r = ember::vgpu::Enter(); r != CUDA_SUCCESS) return r;
+    if (!ember::vgpu::ValidStream(stream)) return Fail(CUDA_ERROR_INVALID_HANDLE, "not a live stream");
+    ctx = stream->ctx;
+    if (CUresult sticky = ctx->sticky(); sticky != CUDA_SUCCESS) return Fail(sticky, ctx->sticky_message());
+  } else if (CUresult r = ember::vgpu::CurrentContext(&ctx); r != CUDA_SUCCESS) {
+    return r;
+  }
   if (work == nullptr) return Fail(CUDA_ERROR_INVALID_VALUE, "null work");
   ember::vgpu::EnqueueWork(
       ctx, stream, [ctx, work, arg] { work(arg, ctx->sticky() == CUDA_SUCCESS ? 1 : 0); },

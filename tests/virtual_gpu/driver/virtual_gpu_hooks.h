@@ -33,7 +33,7 @@ void ember_vgpu_set_instruction_budget(uint64_t warp_instructions);
 void ember_vgpu_set_reverse_order(int reverse);
 
 // For the library stand-ins. Calls `work(arg, run)` when `stream` (null: the current context's
-// legacy stream) reaches it; the current context must own the stream. `run` is 0 once the context
+// legacy stream) reaches it, whichever context is current. `run` is 0 once the context
 // has faulted: the work must then only release `arg`. `work` may use ember_vgpu_resolve but not
 // the Driver API.
 CUresult ember_vgpu_stream_enqueue(CUstream stream, void (*work)(void* arg, int run), void* arg);
