@@ -440,6 +440,9 @@ class Parser {
 
   absl::Status DeclareRegister(const std::string& name, Type type) {
     if (scopes_.back().count(name)) return Error(absl::StrCat("duplicate declaration of ", name));
+    if (IsSpecialRegisterBase(name)) {
+      return Error(absl::StrCat(name, " is a special register and cannot be declared"));
+    }
     scopes_.back()[name] = Binding{Binding::kRegister, static_cast<int>(function_->registers.size())};
     function_->registers.push_back(Register{name, type});
     return absl::OkStatus();
