@@ -1,6 +1,7 @@
 #include "stream_executor/cuda/cuda_stream.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -16,13 +17,34 @@ namespace {
 
 using HostTask = absl::AnyInvocable<void() &&>;
 
-// cuLaunchHostFunc's C callback: takes back ownership of the task and runs it.
-void CUDA_CB RunHostTask(void* user_data) {
-  std::unique_ptr<HostTask> task(static_cast<HostTask*>(user_data));
-  std::move (*task)();
+}  // namespace
+
+void CUDA_CB CudaStream::RunHostTask(void* user_data) {
+  auto* pending = static_cast<PendingTask*>(user_data);
+  CudaStream* stream = pending->stream;
+  HostTask task;
+  {
+    absl::MutexLock lock(&stream->tasks_mu_);
+    const bool taken = pending->taken;
+    if (!taken) task = std::move(pending->task);
+    stream->pending_tasks_.erase(pending->id);  // frees `pending`
+    if (taken) return;
+  }
+  std::move(task)();
 }
 
-}  // namespace
+void CudaStream::RunSkippedHostTasks() {
+  std::vector<HostTask> skipped;
+  {
+    absl::MutexLock lock(&tasks_mu_);
+    for (auto& [id, pending] : pending_tasks_) {
+      if (pending->taken) continue;
+      pending->taken = true;  // kept: the driver may still call back with it
+      skipped.push_back(std::move(pending->task));
+    }
+  }
+  for (HostTask& task : skipped) std::move(task)();
+}
 
 absl::StatusOr<std::unique_ptr<CudaStream>> CudaStream::Create(CudaExecutor& executor,
                                                                std::string name) {
@@ -35,10 +57,18 @@ absl::StatusOr<std::unique_ptr<CudaStream>> CudaStream::Create(CudaExecutor& exe
 
 CudaStream::~CudaStream() {
   const CudaDriver& driver = executor_.driver();
-  absl::StatusOr<ScopedContext> scope = executor_.context().Activate();
-  if (!scope.ok()) return;
-  driver.cuStreamSynchronize(stream_);
-  driver.cuStreamDestroy(stream_);
+  {
+    absl::StatusOr<ScopedContext> scope = executor_.context().Activate();
+    if (scope.ok()) {
+      driver.cuStreamSynchronize(stream_);
+      driver.cuStreamDestroy(stream_);
+    }
+  }
+  // The driver runs no more host functions for this stream: run the ones it skipped after a
+  // device fault, then free what is left.
+  RunSkippedHostTasks();
+  absl::MutexLock lock(&tasks_mu_);
+  pending_tasks_.clear();
 }
 
 absl::Status CudaStream::MemcpyH2D(DeviceMemory dst, const void* src, uint64_t size) {
@@ -79,12 +109,26 @@ absl::Status CudaStream::Memset(DeviceMemory dst, uint8_t value, uint64_t size) 
 }
 
 absl::Status CudaStream::LaunchHostTask(HostTask task) {
-  auto owned = std::make_unique<HostTask>(std::move(task));
   EMBER_ASSIGN_OR_RETURN(ScopedContext scope, executor_.context().Activate());
-  EMBER_RETURN_IF_ERROR(
-      Track(EMBER_CU(executor_.driver(), cuLaunchHostFunc, stream_, &RunHostTask, owned.get())));
-  owned.release();  // RunHostTask owns it now
-  return absl::OkStatus();
+  PendingTask* pending = nullptr;
+  uint64_t id = 0;
+  {
+    absl::MutexLock lock(&tasks_mu_);
+    id = next_task_++;
+    auto owned = std::make_unique<PendingTask>();
+    owned->stream = this;
+    owned->id = id;
+    owned->task = std::move(task);
+    pending = owned.get();
+    pending_tasks_[id] = std::move(owned);
+  }
+  absl::Status launched =
+      Track(EMBER_CU(executor_.driver(), cuLaunchHostFunc, stream_, &RunHostTask, pending));
+  if (!launched.ok()) {
+    absl::MutexLock lock(&tasks_mu_);
+    pending_tasks_.erase(id);  // never enqueued: the caller learns it from the error
+  }
+  return launched;
 }
 
 absl::Status CudaStream::EnqueueHostCallback(absl::AnyInvocable<absl::Status() &&> fn) {
@@ -130,10 +174,13 @@ absl::Status CudaStream::WaitFor(std::shared_ptr<Event> event) {
 }
 
 absl::Status CudaStream::BlockHostUntilDone() {
+  absl::Status synced;
   {
     EMBER_ASSIGN_OR_RETURN(ScopedContext scope, executor_.context().Activate());
-    EMBER_RETURN_IF_ERROR(Track(EMBER_CU(executor_.driver(), cuStreamSynchronize, stream_)));
+    synced = Track(EMBER_CU(executor_.driver(), cuStreamSynchronize, stream_));
   }
+  // A device fault: the host functions queued behind it will never run on the driver's thread.
+  if (!synced.ok()) RunSkippedHostTasks();
   return status();
 }
 

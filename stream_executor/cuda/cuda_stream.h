@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -45,8 +47,22 @@ class CudaStream final : public Stream {
   CUstream handle() const { return stream_; }
 
  private:
+  // What cuLaunchHostFunc's user data points at: owned by pending_tasks_, so that a task the
+  // driver skips is neither leaked nor lost.
+  struct PendingTask {
+    CudaStream* stream = nullptr;
+    uint64_t id = 0;
+    bool taken = false;  // run (or being run) by one side: the driver's thread or the stream
+    absl::AnyInvocable<void() &&> task;
+  };
+  // cuLaunchHostFunc's callback: runs the task unless RunSkippedHostTasks already did.
+  static void CUDA_CB RunHostTask(void* user_data);
   // Enqueues `task` to run on the driver's callback thread when the stream reaches it.
   absl::Status LaunchHostTask(absl::AnyInvocable<void() &&> task);
+  // After a device fault the driver never runs the host functions queued behind it (as
+  // cuLaunchHostFunc documents), but the Stream contract runs every callback and every event
+  // must become ready: this runs, on the calling thread, the tasks the driver has not run.
+  void RunSkippedHostTasks();
   // Keeps the first error as the stream's status and returns `status` unchanged.
   absl::Status Track(absl::Status status);
 
@@ -55,6 +71,10 @@ class CudaStream final : public Stream {
   const std::string name_;
   mutable absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
+  // Host tasks handed to the driver and not yet run, in queue order.
+  absl::Mutex tasks_mu_;
+  uint64_t next_task_ ABSL_GUARDED_BY(tasks_mu_) = 0;
+  std::map<uint64_t, std::unique_ptr<PendingTask>> pending_tasks_ ABSL_GUARDED_BY(tasks_mu_);
 };
 
 }  // namespace ember::se::cuda

@@ -27,6 +27,7 @@ using ::testing::HasSubstr;
 struct DriverHooks {
   int (*live_handles)() = nullptr;
   void (*fail_next_allocations)(int) = nullptr;
+  void (*fault)(int device, int code, const char* message) = nullptr;  // a device fault, as a kernel's
 };
 
 DriverHooks LoadHooks() {
@@ -37,6 +38,7 @@ DriverHooks LoadHooks() {
   hooks.live_handles = reinterpret_cast<int (*)()>(dlsym(handle, "ember_vgpu_live_handles"));
   hooks.fail_next_allocations =
       reinterpret_cast<void (*)(int)>(dlsym(handle, "ember_vgpu_fail_next_allocations"));
+  hooks.fault = reinterpret_cast<void (*)(int, int, const char*)>(dlsym(handle, "ember_vgpu_fault"));
   return hooks;  // the handle stays open: the platform keeps the library loaded anyway
 }
 
@@ -226,6 +228,53 @@ TEST_F(CudaPlatformTest, WaitForAcrossStreamsAndDevices) {
   EXPECT_EQ(in, out);
   gpu0->Deallocate(src);
   gpu1->Deallocate(dst);
+}
+
+// After a device fault the driver skips the host functions queued behind it; the stream still
+// runs every callback and every event becomes ready, with the fault as its status.
+TEST_F(CudaPlatformTest, HostCallbacksAndEventsCompleteAfterADeviceFault) {
+  Executor* executor = Exec(0);
+  auto stream = NewStream(executor);
+  absl::Notification gate;
+  ASSERT_TRUE(stream
+                  ->EnqueueHostCallback([&gate] {
+                    gate.WaitForNotification();
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  bool callback_ran = false;
+  ASSERT_TRUE(stream
+                  ->EnqueueHostCallback([&callback_ran] {
+                    callback_ran = true;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  auto event = stream->RecordEvent();
+  ASSERT_TRUE(event.ok()) << event.status();
+  absl::Notification fired;
+  absl::Status fired_with;
+  (*event)->AndThen([&](absl::Status status) {
+    fired_with = status;
+    fired.Notify();
+  });
+  hooks_.fault(0, 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */, "a kernel faulted (simulated)");
+  gate.Notify();
+  const absl::Status done = stream->BlockHostUntilDone();
+  EXPECT_THAT(done.message(), HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
+  EXPECT_THAT(done.message(), HasSubstr("a kernel faulted (simulated)"));
+  ASSERT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(20)))
+      << "the event's callback never ran after the fault";
+  EXPECT_FALSE(fired_with.ok());
+  EXPECT_TRUE(callback_ran);
+  event->reset();
+  stream.reset();
+  // The fault is sticky until the device is reset: let the platform go, then reset it.
+  platform_.reset();
+  void* handle = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto reset = reinterpret_cast<int (*)(int)>(dlsym(handle, "cuDevicePrimaryCtxReset_v2"));
+  ASSERT_NE(reset, nullptr);
+  EXPECT_EQ(reset(0), 0);
 }
 
 TEST_F(CudaPlatformTest, WaitForAnEventOfAnotherPlatformIsAnError) {

@@ -5,6 +5,7 @@
 // llc-19), each for sm_80 and sm_90; integer and float instructions, calls with local memory and
 // warp primitives come from NVRTC.
 #include <algorithm>
+#include <cstdio>
 #include <bit>
 #include <cmath>
 #include <random>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/virtual_gpu/driver/virtual_gpu_hooks.h"
 #include "tests/virtual_gpu/nvrtc_compiler.h"
 #include "tests/virtual_gpu/reference_math.h"
 #include "tests/virtual_gpu/vgpu_test_util.h"
@@ -320,6 +322,29 @@ TEST_P(NvrtcKernelsTest, WarpPrimitives) {
       EXPECT_EQ(out[6 * t + 5], l % 3 == 0 ? 0x49249249u : 0u) << t;
     }
   }
+}
+
+// The interpreter's speed on a reduction (printed, never asserted: tests do not gate on time).
+TEST_P(KnownKernelsTest, ReductionThroughput) {
+  const int n = 1 << 18, block = 256, blocks = n / block;
+  std::vector<float> in = RandomFloats(rng_, n, -1, 1);
+  CUdeviceptr din = Upload(in), dout = Alloc(blocks * sizeof(float));
+  uint64_t warp0 = 0, thread0 = 0, launches0 = 0, ns0 = 0, warp1 = 0, thread1 = 0, launches1 = 0, ns1 = 0;
+  ember_vgpu_statistics(&warp0, &thread0, &launches0, &ns0);
+  EMBER_ASSERT_CU(Run(Function(module_, "tree_reduce"), {static_cast<unsigned>(blocks)}, {block},
+                      {&din, &dout, (void*)&n}, block * sizeof(float)));
+  ember_vgpu_statistics(&warp1, &thread1, &launches1, &ns1);
+  std::vector<float> out = Download<float>(dout, blocks);
+  double sum = 0, reference = 0;
+  for (float v : out) sum += v;
+  for (float v : in) reference += v;
+  EXPECT_NEAR(sum, reference, 1e-3);
+  const double seconds = (ns1 - ns0) * 1e-9;
+  std::printf("[ virtual GPU ] tree_reduce over %d floats (%s sm_%d): %.3g thread instructions "
+              "(%.3g warp instructions) in %.3f s: %.3g thread instr/s, %.3g warp instr/s\n",
+              n, GetParam().compiler, GetParam().sm, static_cast<double>(thread1 - thread0),
+              static_cast<double>(warp1 - warp0), seconds, (thread1 - thread0) / seconds,
+              (warp1 - warp0) / seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sources, KnownKernelsTest,
