@@ -42,6 +42,14 @@ DriverHooks LoadHooks() {
   return hooks;  // the handle stays open: the platform keeps the library loaded anyway
 }
 
+// Queues a host callback that holds `stream` until `gate` is notified.
+absl::Status HoldUntil(Stream& stream, absl::Notification& gate) {
+  return stream.EnqueueHostCallback([&gate] {
+    gate.WaitForNotification();
+    return absl::OkStatus();
+  });
+}
+
 class CudaPlatformTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -149,12 +157,7 @@ TEST_F(CudaPlatformTest, EventsHostCallbacksAndErrors) {
   Executor* executor = Exec(0);
   auto stream = NewStream(executor);
   absl::Notification gate;
-  ASSERT_TRUE(stream
-                  ->EnqueueHostCallback([&gate] {
-                    gate.WaitForNotification();
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(HoldUntil(*stream, gate).ok());
   std::atomic<int> calls{0};
   absl::Notification fired;
   {
@@ -203,12 +206,7 @@ TEST_F(CudaPlatformTest, WaitForAcrossStreamsAndDevices) {
   auto producer = NewStream(gpu0);
   auto consumer = NewStream(gpu1);
   absl::Notification gate;
-  ASSERT_TRUE(producer
-                  ->EnqueueHostCallback([&gate] {
-                    gate.WaitForNotification();
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(HoldUntil(*producer, gate).ok());
   const std::vector<uint8_t> in = RandomBytes(10000, 12);
   DeviceMemory src = Alloc(gpu0, in.size());
   DeviceMemory dst = Alloc(gpu1, in.size());
@@ -236,12 +234,7 @@ TEST_F(CudaPlatformTest, HostCallbacksAndEventsCompleteAfterADeviceFault) {
   Executor* executor = Exec(0);
   auto stream = NewStream(executor);
   absl::Notification gate;
-  ASSERT_TRUE(stream
-                  ->EnqueueHostCallback([&gate] {
-                    gate.WaitForNotification();
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(HoldUntil(*stream, gate).ok());
   bool callback_ran = false;
   ASSERT_TRUE(stream
                   ->EnqueueHostCallback([&callback_ran] {
@@ -283,12 +276,7 @@ TEST_F(CudaPlatformTest, WaitForAnEventOfAnotherPlatformIsAnError) {
   auto host_stream = (*(*host)->ExecutorForDevice(0))->CreateStream();
   ASSERT_TRUE(host_stream.ok());
   absl::Notification gate;
-  ASSERT_TRUE((*host_stream)
-                  ->EnqueueHostCallback([&gate] {
-                    gate.WaitForNotification();
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(HoldUntil(**host_stream, gate).ok());
   auto host_event = (*host_stream)->RecordEvent();
   ASSERT_TRUE(host_event.ok());
   auto stream = NewStream(Exec(0));

@@ -9,39 +9,43 @@
 
 namespace ember::vgpu {
 
+namespace {
+
+// The parts' published figures (NVIDIA's A100 and H100 datasheets and CUDA occupancy tables).
+struct ModelFigures {
+  const char* short_name;
+  const char* name;
+  int cc_major, cc_minor, sm_count;
+  uint64_t total_memory;
+  int shared_per_block_optin, shared_per_sm, clock_khz, memory_clock_khz, l2_bytes, pci_device_id;
+};
+constexpr ModelFigures kModels[] = {
+    {"A100", "NVIDIA A100-SXM4-40GB (Ember virtual GPU)", 8, 0, 108, 42505273344ull, 166912, 167936,
+     1410000, 1215000, 41943040, 0x20b0},
+    {"H100", "NVIDIA H100 80GB HBM3 (Ember virtual GPU)", 9, 0, 132, 85520809984ull, 232448, 233472,
+     1980000, 2619000, 52428800, 0x2330},
+};
+
+}  // namespace
+
 std::optional<DeviceModel> FindDeviceModel(const std::string& name) {
   const std::string key = absl::AsciiStrToUpper(name);
-  DeviceModel m;
-  if (key == "A100") {
-    m.short_name = "A100";
-    m.name = "NVIDIA A100-SXM4-40GB (Ember virtual GPU)";
-    m.cc_major = 8;
-    m.cc_minor = 0;
-    m.sm_count = 108;
-    m.total_memory = 42505273344ull;  // 40 GiB board, 40536 MiB usable
-    m.shared_per_block_optin = 166912;
-    m.shared_per_sm = 167936;
-    m.clock_khz = 1410000;
-    m.memory_clock_khz = 1215000;
+  for (const ModelFigures& f : kModels) {
+    if (key != f.short_name) continue;
+    DeviceModel m;
+    m.short_name = f.short_name;
+    m.name = f.name;
+    m.cc_major = f.cc_major;
+    m.cc_minor = f.cc_minor;
+    m.sm_count = f.sm_count;
+    m.total_memory = f.total_memory;
+    m.shared_per_block_optin = f.shared_per_block_optin;
+    m.shared_per_sm = f.shared_per_sm;
+    m.clock_khz = f.clock_khz;
+    m.memory_clock_khz = f.memory_clock_khz;
     m.memory_bus_width = 5120;
-    m.l2_bytes = 41943040;
-    m.pci_device_id = 0x20b0;
-    return m;
-  }
-  if (key == "H100") {
-    m.short_name = "H100";
-    m.name = "NVIDIA H100 80GB HBM3 (Ember virtual GPU)";
-    m.cc_major = 9;
-    m.cc_minor = 0;
-    m.sm_count = 132;
-    m.total_memory = 85520809984ull;  // 80 GiB board, 81559 MiB usable
-    m.shared_per_block_optin = 232448;
-    m.shared_per_sm = 233472;
-    m.clock_khz = 1980000;
-    m.memory_clock_khz = 2619000;
-    m.memory_bus_width = 5120;
-    m.l2_bytes = 52428800;
-    m.pci_device_id = 0x2330;
+    m.l2_bytes = f.l2_bytes;
+    m.pci_device_id = f.pci_device_id;
     return m;
   }
   return std::nullopt;

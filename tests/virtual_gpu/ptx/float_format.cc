@@ -132,56 +132,28 @@ float F16ToF32(uint16_t bits) {
   return sign ? -magnitude : magnitude;
 }
 
-float AddF32(float a, float b, Rounding r) {
+namespace {
+
+// Evaluates `op` with the FPU in rounding mode `r`; `volatile` keeps the result computed there.
+template <class F>
+auto InMode(Rounding r, F op) {
   ScopedRounding scope(r);
-  volatile float result = a + b;
+  volatile auto result = op();
   return result;
 }
-float MulF32(float a, float b, Rounding r) {
-  ScopedRounding scope(r);
-  volatile float result = a * b;
-  return result;
-}
-float FmaF32(float a, float b, float c, Rounding r) {
-  ScopedRounding scope(r);
-  volatile float result = std::fma(a, b, c);
-  return result;
-}
-float DivF32(float a, float b, Rounding r) {
-  ScopedRounding scope(r);
-  volatile float result = a / b;
-  return result;
-}
-float SqrtF32(float a, Rounding r) {
-  ScopedRounding scope(r);
-  volatile float result = std::sqrt(a);
-  return result;
-}
-double AddF64(double a, double b, Rounding r) {
-  ScopedRounding scope(r);
-  volatile double result = a + b;
-  return result;
-}
-double MulF64(double a, double b, Rounding r) {
-  ScopedRounding scope(r);
-  volatile double result = a * b;
-  return result;
-}
-double FmaF64(double a, double b, double c, Rounding r) {
-  ScopedRounding scope(r);
-  volatile double result = std::fma(a, b, c);
-  return result;
-}
-double DivF64(double a, double b, Rounding r) {
-  ScopedRounding scope(r);
-  volatile double result = a / b;
-  return result;
-}
-double SqrtF64(double a, Rounding r) {
-  ScopedRounding scope(r);
-  volatile double result = std::sqrt(a);
-  return result;
-}
+
+}  // namespace
+
+float AddF32(float a, float b, Rounding r) { return InMode(r, [&] { return a + b; }); }
+float MulF32(float a, float b, Rounding r) { return InMode(r, [&] { return a * b; }); }
+float FmaF32(float a, float b, float c, Rounding r) { return InMode(r, [&] { return std::fma(a, b, c); }); }
+float DivF32(float a, float b, Rounding r) { return InMode(r, [&] { return a / b; }); }
+float SqrtF32(float a, Rounding r) { return InMode(r, [&] { return std::sqrt(a); }); }
+double AddF64(double a, double b, Rounding r) { return InMode(r, [&] { return a + b; }); }
+double MulF64(double a, double b, Rounding r) { return InMode(r, [&] { return a * b; }); }
+double FmaF64(double a, double b, double c, Rounding r) { return InMode(r, [&] { return std::fma(a, b, c); }); }
+double DivF64(double a, double b, Rounding r) { return InMode(r, [&] { return a / b; }); }
+double SqrtF64(double a, Rounding r) { return InMode(r, [&] { return std::sqrt(a); }); }
 float IntToF32(long double exact, Rounding r) {
   return std::bit_cast<float>(static_cast<uint32_t>(RoundToFormat(exact, kF32Format, r)));
 }
