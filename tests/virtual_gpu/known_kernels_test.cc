@@ -326,7 +326,7 @@ TEST_P(NvrtcKernelsTest, WarpPrimitives) {
 
 // The interpreter's speed on a reduction (printed, never asserted: tests do not gate on time).
 TEST_P(KnownKernelsTest, ReductionThroughput) {
-  const int n = 1 << 18, block = 256, blocks = n / block;
+  const int n = 1 << 16, block = 256, blocks = n / block;
   std::vector<float> in = RandomFloats(rng_, n, -1, 1);
   CUdeviceptr din = Upload(in), dout = Alloc(blocks * sizeof(float));
   uint64_t warp0 = 0, thread0 = 0, launches0 = 0, ns0 = 0, warp1 = 0, thread1 = 0, launches1 = 0, ns1 = 0;
