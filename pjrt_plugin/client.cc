@@ -225,7 +225,7 @@ EMBER_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer) {
     }
     strides = absl::Span<const int64_t>(args->byte_strides, args->num_byte_strides);
   }
-  runtime::AsyncEventRef done;
+  AsyncEventRef done;
   EMBER_ASSIGN_OR_RETURN(auto buffer,
                          args->client->client->BufferFromHostBuffer(args->data, type, dims, strides,
                                                                     semantics, memory, &done));

@@ -11,7 +11,7 @@
 
 #include "pjrt_plugin/include/pjrt_c_api.h"
 #include "pjrt_plugin/named_values.h"
-#include "runtime/async_event.h"
+#include "base/async_event.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 
@@ -85,7 +85,7 @@ struct PJRT_Buffer {
 
 // Owned by the framework (PJRT_Event_Destroy). Destroying it never cancels registered callbacks.
 struct PJRT_Event {
-  ember::runtime::AsyncEventRef event;
+  ember::AsyncEventRef event;
 };
 
 #endif  // EMBER_PJRT_PLUGIN_HANDLES_H_
