@@ -6,7 +6,7 @@
 #include "base/status_macros.h"
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/client_handle.h"
-#include "pjrt_plugin/create_options.h"
+#include "pjrt_plugin/options.h"
 #include "pjrt_plugin/element_types.h"
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
@@ -68,8 +68,8 @@ EMBER_PJRT_ENTRY(PJRT_Client_Create) {
   // The KV-store fields are garbage in single-process use (the framework does not zero the
   // struct), so they are never looked at: multi-process mode would come from num_nodes.
   EMBER_ASSIGN_OR_RETURN(auto options, ReadNamedValues(args->create_options, args->num_options));
-  EMBER_ASSIGN_OR_RETURN(runtime::ClientOptions client_options, ParseClientOptions(options));
-  EMBER_ASSIGN_OR_RETURN(auto client, runtime::Client::Create(client_options));
+  EMBER_ASSIGN_OR_RETURN(Options ember_options, ReadOptions(options));
+  EMBER_ASSIGN_OR_RETURN(auto client, runtime::Client::Create(ember_options.devices));
   EMBER_ASSIGN_OR_RETURN(auto handle, WrapClient(std::move(client)));
   args->client = handle.release();
   return absl::OkStatus();

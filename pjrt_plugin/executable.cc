@@ -14,6 +14,7 @@
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
 #include "pjrt_plugin/handles.h"
+#include "pjrt_plugin/options.h"
 #include "pjrt_plugin/serialized_executable.h"
 #include "runtime/executable.h"
 #include "runtime/spmd_program.h"
@@ -81,12 +82,13 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
   EMBER_ASSIGN_OR_RETURN(frontend::CompileOptions compile_options,
                          frontend::ReadCompileOptions(absl::Span<const uint8_t>(
                              reinterpret_cast<const uint8_t*>(options.data()), options.size())));
+  EMBER_ASSIGN_OR_RETURN(CompilerOptions compiler_options, ReadCompilerOptions(compile_options));
   EMBER_ASSIGN_OR_RETURN(
       auto compiled,
       compiler::CompileProgram(
           format,
           absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(code.data()), code.size()),
-          compile_options));
+          compile_options, compiler_options));
   const std::string fingerprint = compiled->fingerprint;
   EMBER_ASSIGN_OR_RETURN(auto executable,
                          runtime::Executable::Create(client->client, std::move(compiled)));

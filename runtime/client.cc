@@ -11,7 +11,7 @@
 
 namespace ember::runtime {
 
-absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& options) {
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& options) {
   if (options.host_device_count < 1 || options.host_device_count > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_device_count must be between 1 and 1024, got ", options.host_device_count));
@@ -25,7 +25,7 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
   if (options.platform == "auto" && client->platform_->Name() == "host") {
     client->fallback_reason_ = se::LastAutoFallbackReason();
   }
-  client->process_index_ = options.process_index;
+  client->options_ = options;
   const int count = client->platform_->DeviceCount();
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     EMBER_ASSIGN_OR_RETURN(se::Executor * executor, client->platform_->ExecutorForDevice(ordinal));

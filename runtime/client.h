@@ -13,18 +13,12 @@
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
 #include "base/async_event.h"
+#include "base/options.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "stream_executor/platform.h"
 
 namespace ember::runtime {
-
-struct ClientOptions {
-  std::string platform = "auto";  // "host", "cuda" or "auto"
-  int host_device_count = 1;
-  std::optional<int64_t> memory_limit_bytes;
-  int process_index = 0;
-};
 
 // How long the caller keeps a host buffer unchanged (PJRT's host-buffer semantics).
 enum class HostBufferSemantics {
@@ -36,7 +30,7 @@ enum class HostBufferSemantics {
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  static absl::StatusOr<std::shared_ptr<Client>> Create(const ClientOptions& options);
+  static absl::StatusOr<std::shared_ptr<Client>> Create(const DeviceOptions& options);
   ~Client();
 
   // "ember" for every platform: JAX selects the plugin by this name.
@@ -45,7 +39,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string_view se_platform_name() const { return platform_->Name(); }
   const std::string& fallback_reason() const { return fallback_reason_; }
   std::string PlatformVersion() const;
-  int process_index() const { return process_index_; }
+  int process_index() const { return options_.process_index; }
+  const DeviceOptions& options() const { return options_; }
 
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   const std::vector<Device*>& addressable_devices() const { return device_ptrs_; }
@@ -68,7 +63,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Client() = default;
   std::unique_ptr<se::Platform> platform_;
   std::string fallback_reason_;
-  int process_index_ = 0;
+  DeviceOptions options_;
   std::vector<std::unique_ptr<MemorySpace>> memories_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_ptrs_;

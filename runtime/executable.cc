@@ -1,7 +1,6 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -89,15 +88,6 @@ AsyncEventRef Completion(const AsyncEventRef& use) {
   AsyncEventRef done = AsyncEvent::Create();
   use->AndThen([done](const absl::Status&) { done->Set(absl::OkStatus()); });
   return done;
-}
-
-absl::Duration DefaultCollectiveTimeout() {
-  if (const char* env = std::getenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(env, &end);
-    if (end != env && seconds > 0) return absl::Seconds(seconds);
-  }
-  return absl::Seconds(60);
 }
 
 // Multi-device launches are put on the devices' streams under one lock, so every stream sees
@@ -255,7 +245,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     executable->spmd_ = std::move(spmd);
   }
   executable->collectives_ =
-      std::make_shared<collectives::InProcessCollectives>(DefaultCollectiveTimeout());
+      std::make_shared<collectives::InProcessCollectives>(client->options().collective_timeout);
   executable->client_ = std::move(client);
   executable->program_ = std::move(program);
   return executable;

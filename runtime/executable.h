@@ -46,8 +46,8 @@ class Executable {
   bool is_spmd() const { return spmd_ != nullptr; }
   const SpmdProgram* spmd() const { return spmd_.get(); }
 
-  // How long a device waits at a collective for its peers before the launch fails
-  // (default 60 s, or EMBER_COLLECTIVE_TIMEOUT_SECONDS).
+  // How long a device waits at a collective for its peers before the launch fails (default: the
+  // client's DeviceOptions::collective_timeout).
   void set_collective_timeout(absl::Duration timeout);
 
   struct Launch {

@@ -35,12 +35,16 @@ std::string Fingerprint(absl::Span<const uint8_t> code, const frontend::CompileO
   return absl::StrCat("ember-", absl::Hex(h, absl::kZeroPad16));
 }
 
-absl::StatusOr<host::HostBackend> HostBackendFromFlags() {
-  const std::optional<std::string> flag = EmberFlag("host_backend");
-  if (!flag.has_value() || *flag == "compiled") return host::HostBackend::kCompiled;
-  if (*flag == "evaluator") return host::HostBackend::kEvaluator;
-  return absl::InvalidArgumentError(absl::StrCat("EMBER_FLAGS: --host_backend=", *flag,
-                                                 " is not one of compiled, evaluator"));
+absl::StatusOr<host::HostBackend> HostBackendOf(const CompilerOptions& options) {
+  if (options.host_backend == "compiled") return host::HostBackend::kCompiled;
+  if (options.host_backend == "evaluator") return host::HostBackend::kEvaluator;
+  return absl::InvalidArgumentError(absl::StrCat("host_backend '", options.host_backend,
+                                                 "' is not one of compiled, evaluator"));
+}
+
+std::optional<std::string> DumpDirectory(const CompilerOptions& options) {
+  if (options.dump_to.empty()) return std::nullopt;
+  return options.dump_to;
 }
 
 bool IsDonor(const ir::AttributeMap& attrs) {
@@ -211,7 +215,8 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
-    const frontend::CompileOptions& options, absl::Span<const uint8_t> source) {
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
+    const CompilerOptions& compiler_options) {
   EMBER_RETURN_IF_ERROR(ir::Verify(*module));
   EMBER_RETURN_IF_ERROR(CheckStaticShapes(entry != nullptr ? entry : module->entry()));
   auto program = std::make_unique<CompiledProgram>();
@@ -238,8 +243,8 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   // The signature and donation plan above are the program as JAX sent it; the passes keep the
   // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized
   // (after the required lowerings above).
-  EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendFromFlags());
-  const std::optional<std::string> dump_dir = DumpDirectory(options);
+  EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendOf(compiler_options));
+  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
   auto dump = [&](const std::string& suffix, const std::string& text) {
     return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
                          absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
@@ -269,8 +274,9 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
 }
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
-    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
-  const std::optional<std::string> dump_dir = DumpDirectory(options);
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
+    const CompilerOptions& compiler_options) {
+  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
   if (dump_dir.has_value()) {
     // Dump the input first, so a program that fails to compile can be replayed.
     const char* suffix = format != "mlir" ? ".hlo.pb" : IsMlirBytecode(code) ? ".mlirbc" : ".mlir";
@@ -284,7 +290,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
         *dump_dir, absl::StrCat(Fingerprint(code, options), ".imported.txt"),
         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
   }
-  return CompileModule(std::move(module), nullptr, options, code);
+  return CompileModule(std::move(module), nullptr, options, code, compiler_options);
 }
 
 }  // namespace ember::compiler

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/options.h"
 #include "compiler/frontend/options/compile_options.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/module.h"
@@ -46,14 +47,16 @@ struct CompiledProgram {
 // `format` is PJRT's program format ("mlir" or "hlo"). Errors name the stage and, for program
 // errors, the op and its source location.
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
-    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options);
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
+    const CompilerOptions& compiler_options = {});
 
 // Verifies an already-imported `module` and builds the program around `entry` (null: the
 // module's entry(): @main or its only public function). `source` (the program's bytes or text)
 // feeds the fingerprint.
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
-    const frontend::CompileOptions& options, absl::Span<const uint8_t> source);
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
+    const CompilerOptions& compiler_options = {});
 
 // Parses and imports program bytes to a module without verifying it (for tools).
 absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,

@@ -753,7 +753,7 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
   std::vector<Outcome> outcomes(cases.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
-    runtime::ClientOptions options;
+    DeviceOptions options;
     options.platform = "host";
     options.host_device_count = 8;  // run_parallel cases use up to 5 devices
     absl::StatusOr<std::shared_ptr<runtime::Client>> client = runtime::Client::Create(options);

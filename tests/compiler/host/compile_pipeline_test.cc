@@ -1,6 +1,6 @@
 // The driver's optimizing pipeline for host programs: CompileProgram runs the passes, builds the
-// compiled host executable (the default) or the evaluator (EMBER_FLAGS=--host_backend=evaluator),
-// and with xla_dump_to / --dump_to writes the IR after each pass, the fusion plan, the cost report
+// compiled host executable (the default) or the evaluator (CompilerOptions::host_backend), and with
+// CompilerOptions::dump_to writes the IR after each pass, the fusion plan, the cost report
 // and the buffer assignment under stable names.
 #include <gtest/gtest.h>
 
@@ -41,20 +41,16 @@ std::string ReadFile(const std::filesystem::path& path) {
   return ss.str();
 }
 
-class CompilePipelineTest : public ::testing::Test {
- protected:
-  void TearDown() override { unsetenv("EMBER_FLAGS"); }
-};
+class CompilePipelineTest : public ::testing::Test {};
 
 TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
-  unsetenv("EMBER_FLAGS");
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("ember_pipeline_dump_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  frontend::CompileOptions options;
-  options.env_option_overrides["xla_dump_to"] = dir.string();
+  CompilerOptions options;
+  options.dump_to = dir.string();
   const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), options);
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, options);
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ((*program)->host->backend(), host::HostBackend::kCompiled);
   EXPECT_EQ((*program)->host->kernel_count(), 1);  // exp and negate fused after inlining
@@ -75,9 +71,10 @@ TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
 }
 
 TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
-  setenv("EMBER_FLAGS", "--host_backend=evaluator", 1);
+  CompilerOptions options;
+  options.host_backend = "evaluator";
   const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, options);
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ((*program)->host->backend(), host::HostBackend::kEvaluator);
   // The evaluator runs the program as imported: the call is still there.
@@ -91,9 +88,10 @@ TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
 }
 
 TEST_F(CompilePipelineTest, UnknownBackendIsAnError) {
-  setenv("EMBER_FLAGS", "--host_backend=fast", 1);
+  CompilerOptions options;
+  options.host_backend = "fast";
   const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, options);
   ASSERT_FALSE(program.ok());
   EXPECT_TRUE(absl::StrContains(program.status().message(), "host_backend")) << program.status();
 }
