@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "compiler/ir/byte_strides.h"
 #include "runtime/host_layout.h"
+#include "collectives/collectives_factory.h"
 #include "stream_executor/platform_factory.h"
 
 namespace ember::runtime {
@@ -26,6 +27,11 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& opti
     client->fallback_reason_ = se::LastAutoFallbackReason();
   }
   client->options_ = options;
+  // Collectives are optional: a platform without a transport still runs single-device work, and a
+  // multi-device program on it fails at compile time with the reason.
+  absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
+      collectives::CreateCollectives(client->platform_->Name(), options.collective_timeout);
+  if (collectives.ok()) client->collectives_ = *std::move(collectives);
   const int count = client->platform_->DeviceCount();
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     EMBER_ASSIGN_OR_RETURN(se::Executor * executor, client->platform_->ExecutorForDevice(ordinal));

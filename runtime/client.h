@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
 #include "base/async_event.h"
 #include "base/options.h"
+#include "collectives/collectives.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "stream_executor/platform.h"
@@ -41,6 +43,14 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string PlatformVersion() const;
   int process_index() const { return options_.process_index; }
   const DeviceOptions& options() const { return options_; }
+  // The transport collectives among this client's devices run on (its communicators are cached
+  // there, shared by every executable). Null when the platform has none.
+  const std::shared_ptr<collectives::Collectives>& collectives() const { return collectives_; }
+  // Multi-device launches are put on the devices' streams under this lock, so every stream sees
+  // them in the same order: a launch waiting at a collective on one device can never wait for a
+  // peer stuck behind a later launch on another. Shared, so that a launch's callbacks hold the
+  // lock and not the client (a client must never be destroyed on one of its own stream threads).
+  const std::shared_ptr<absl::Mutex>& launch_order_mutex() const { return launch_order_mu_; }
 
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   const std::vector<Device*>& addressable_devices() const { return device_ptrs_; }
@@ -64,6 +74,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::unique_ptr<se::Platform> platform_;
   std::string fallback_reason_;
   DeviceOptions options_;
+  std::shared_ptr<collectives::Collectives> collectives_;
+  std::shared_ptr<absl::Mutex> launch_order_mu_ = std::make_shared<absl::Mutex>();
   std::vector<std::unique_ptr<MemorySpace>> memories_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_ptrs_;

@@ -90,18 +90,9 @@ AsyncEventRef Completion(const AsyncEventRef& use) {
   return done;
 }
 
-// Multi-device launches are put on the devices' streams under one lock, so every stream sees
-// the launches in the same order: a launch waiting at a collective on one device can never wait
-// for a peer stuck behind a later launch on another.
-absl::Mutex& EnqueueMutex() {
-  static absl::Mutex* mu = new absl::Mutex();
-  return *mu;
-}
-
 // What the devices of one multi-device launch share.
 struct LaunchGroup {
-  uint64_t run_id = 0;
-  std::shared_ptr<collectives::InProcessCollectives> hub;
+  std::shared_ptr<collectives::CliqueScope> scope;
   std::shared_ptr<const host::LaunchTopology> topology;
   std::shared_ptr<const compiler::CompiledProgram> program;
   std::shared_ptr<const SpmdProgram> spmd;
@@ -114,11 +105,6 @@ struct LaunchGroup {
   absl::Status status ABSL_GUARDED_BY(mu);
   std::vector<std::vector<ir::Literal>> shards ABSL_GUARDED_BY(mu);
   std::vector<std::vector<ir::Literal>> results ABSL_GUARDED_BY(mu);
-
-  host::JoinFn Join() const {
-    collectives::InProcessCollectives* h = hub.get();
-    return [h](const collectives::CliqueKey& key, int rank) { return h->Join(key, rank); };
-  }
 
   // Device d's part of an SPMD launch: `args` are its shards (or the error that kept it from
   // reading them). Returns its result shards once the global run is done.
@@ -137,7 +123,7 @@ struct LaunchGroup {
         std::vector<std::vector<ir::Literal>> inputs = std::move(shards);
         mu.Unlock();
         absl::StatusOr<std::vector<std::vector<ir::Literal>>> out =
-            spmd->Run(std::move(inputs), *hub, run_id);
+            spmd->Run(std::move(inputs), scope);
         mu.Lock();
         if (out.ok()) {
           results = *std::move(out);
@@ -157,10 +143,6 @@ struct LaunchGroup {
 }  // namespace
 
 Executable::~Executable() = default;
-
-void Executable::set_collective_timeout(absl::Duration timeout) {
-  collectives_ = std::make_shared<collectives::InProcessCollectives>(timeout);
-}
 
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     std::shared_ptr<Client> client, std::unique_ptr<compiler::CompiledProgram> program) {
@@ -244,8 +226,12 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     executable->result_types_ = spmd->shard_result_types();
     executable->spmd_ = std::move(spmd);
   }
-  executable->collectives_ =
-      std::make_shared<collectives::InProcessCollectives>(client->options().collective_timeout);
+  if (executable->devices_.size() > 1 && client->collectives() == nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the program runs on ", executable->devices_.size(), " ",
+        std::string(client->se_platform_name()),
+        " devices, but Ember has no collectives transport for them yet"));
+  }
   executable->client_ = std::move(client);
   executable->program_ = std::move(program);
   return executable;
@@ -438,8 +424,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   // order (a launch waiting at a collective never waits for a peer stuck behind a later launch),
   // and no stream ever blocks waiting for inputs that work queued behind it would produce.
   auto group = std::make_shared<LaunchGroup>();
-  group->hub = collectives_;
-  group->run_id = collectives_->NewRunId();
+  group->scope = std::make_shared<collectives::CliqueScope>(client_->collectives());
   group->program = program_;
   group->spmd = spmd_;
   group->remaining = static_cast<int>(devices.size());
@@ -474,27 +459,28 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     w.partition = static_cast<int64_t>(d) % num_partitions();
   }
   auto finish = [](LaunchGroup& g, DeviceWork& w, const absl::Status& status) {
-    if (!status.ok()) g.hub->Abort(g.run_id, status);
+    if (!status.ok()) g.scope->Abort(status);
     for (const auto& ready : w.out_ready) ready->Set(status);
     w.done->Set(status);
-    if (--g.remaining == 0) g.hub->Forget(g.run_id);
+    --g.remaining;
   };
-  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish,
-                                               parameter_types](absl::Status status) {
+  std::shared_ptr<absl::Mutex> launch_order = client_->launch_order_mutex();
+  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish, parameter_types,
+                                               launch_order](absl::Status status) {
     if (!status.ok()) {
       for (DeviceWork& w : *work) finish(*group, w, status);
       return;
     }
     std::vector<std::pair<size_t, absl::Status>> not_enqueued;
     {
-      absl::MutexLock lock(&EnqueueMutex());
+      absl::MutexLock lock(launch_order.get());
       for (size_t d = 0; d < work->size(); ++d) {
         DeviceWork* w = &(*work)[d];
         absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
             [group, work, w, d, finish, parameter_types]() -> absl::Status {
               if (group->spmd == nullptr) {
-                host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
-                                              w->replica, w->partition);
+                host::CommunicatorHooks hooks(group->scope, group->topology, w->replica,
+                                              w->partition);
                 finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
                 return absl::OkStatus();
               }
@@ -522,7 +508,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     }
     for (auto& [d, error] : not_enqueued) {
       // Peers already enqueued wait for this device: at their collectives (the abort in finish
-      // wakes them) or, for SPMD programs, at the shard exchange (this error completes it).
+      // fails them) or, for SPMD programs, at the shard exchange (this error completes it).
       if (group->spmd != nullptr) (void)group->SpmdStep(d, error);
       finish(*group, (*work)[d], error);
     }

@@ -3,8 +3,8 @@
 //
 // Several devices: the device assignment's replica r, partition p is device r * P + p. Every
 // device runs the program on its own stream with its own replica/partition ids, and the
-// collective ops of one launch meet through an in-process collectives hub (keyed by a run id per
-// launch, so launches in flight from several threads never mix). SPMD programs (partitions > 1
+// collective ops of one launch run on the client's collectives transport, through one
+// CliqueScope per launch (a failing device aborts the cliques its peers wait in). SPMD programs (partitions > 1
 // with use_spmd_partitioning) come as one global program with sharding annotations and take and
 // return per-device shards; spmd_program.h runs them.
 #ifndef EMBER_RUNTIME_EXECUTABLE_H_
@@ -15,9 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "collectives/in_process/in_process_collectives.h"
 #include "compiler/driver/compile_program.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
@@ -46,10 +44,6 @@ class Executable {
   bool is_spmd() const { return spmd_ != nullptr; }
   const SpmdProgram* spmd() const { return spmd_.get(); }
 
-  // How long a device waits at a collective for its peers before the launch fails (default: the
-  // client's DeviceOptions::collective_timeout).
-  void set_collective_timeout(absl::Duration timeout);
-
   struct Launch {
     std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;  // per device, per result
     std::vector<AsyncEventRef> done;                            // per device
@@ -72,7 +66,6 @@ class Executable {
   std::vector<Device*> devices_;
   std::vector<ir::ValueType> parameter_types_;
   std::vector<ir::ValueType> result_types_;
-  std::shared_ptr<collectives::InProcessCollectives> collectives_;
   std::shared_ptr<const SpmdProgram> spmd_;
   std::atomic<bool> deleted_{false};
 };

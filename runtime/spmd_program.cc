@@ -788,8 +788,8 @@ absl::StatusOr<std::unique_ptr<SpmdProgram>> SpmdProgram::Create(
 }
 
 absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
-    std::vector<std::vector<ir::Literal>> shards, collectives::InProcessCollectives& hub,
-    uint64_t run_id) const {
+    std::vector<std::vector<ir::Literal>> shards,
+    const std::shared_ptr<collectives::CliqueScope>& scope) const {
   const int64_t n = static_cast<int64_t>(device_ids_.size());
   const compiler::CompiledProgram& program = *program_;
   // Global arguments.
@@ -854,13 +854,10 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
       }
       std::vector<absl::StatusOr<std::vector<eval::EvalValue>>> results;
       for (int64_t d = 0; d < n; ++d) results.emplace_back(absl::UnknownError("not run"));
-      host::JoinFn join = [&hub](const collectives::CliqueKey& key, int rank) {
-        return hub.Join(key, rank);
-      };
       auto body = [&](int64_t d) {
-        host::CommunicatorHooks hooks(join, run_id, topology, 0, d);
+        host::CommunicatorHooks hooks(scope, topology, 0, d);
         results[d] = step->executable->Run(std::move(local[d]), hooks.Options());
-        if (!results[d].ok()) hub.Abort(run_id, results[d].status());
+        if (!results[d].ok()) scope->Abort(results[d].status());
       };
       std::vector<std::thread> threads;
       for (int64_t d = 1; d < n; ++d) threads.emplace_back(body, d);

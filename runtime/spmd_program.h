@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collectives/in_process/in_process_collectives.h"
+#include "collectives/clique_scope.h"
 #include "compiler/driver/compile_program.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/literal.h"
@@ -75,8 +75,8 @@ class SpmdProgram {
 
   // shards[d][i]: device d's shard of parameter i. Returns results[d][r].
   absl::StatusOr<std::vector<std::vector<ir::Literal>>> Run(
-      std::vector<std::vector<ir::Literal>> shards, collectives::InProcessCollectives& hub,
-      uint64_t run_id) const;
+      std::vector<std::vector<ir::Literal>> shards,
+      const std::shared_ptr<collectives::CliqueScope>& scope) const;
 
   struct Step;
 

@@ -21,6 +21,7 @@ using test_util::Build;
 using test_util::Download;
 using test_util::MakeClient;
 using test_util::Random;
+using test_util::RunOnDevices;
 using test_util::Upload;
 
 constexpr char kAllReducePlusReplicaId[] = R"(
@@ -177,6 +178,67 @@ TEST(ExecutableTest, CollectiveReduceGivesTheRootTheReduction) {
       EXPECT_EQ(max[i], d == 2 ? std::max({in[0][i], in[1][i], in[2][i]}) : 0.0f) << d;
     }
   }
+}
+
+// Reduction regions no transport runs (legalize-collectives): an all_reduce of a - b, and of a
+// compound expression, become all_gather plus a fold in rank order, exactly the evaluator's
+// order; a reduce_scatter with such a region is a clear compile-time error.
+constexpr char kUnusualReductions[] = R"(
+module @unusual {
+  func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %diff = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.subtract %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %mix = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %p = stablehlo.multiply %a, %b : tensor<f32>
+        %s = stablehlo.add %p, %a : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[2, 0, 1]]> : tensor<1x3xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    return %diff, %mix : tensor<4xf32>, tensor<4xf32>
+  }
+})";
+
+TEST(ExecutableTest, UnusualReductionRegionsFoldInRankOrder) {
+  auto client = MakeClient(3);
+  auto executable = Build(client, kUnusualReductions, 3, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<float>> in(3);
+  for (int d = 0; d < 3; ++d) in[d] = Random(4, 90 + d);
+  const auto out = RunOnDevices(*client, **executable, in, {4});
+  ASSERT_EQ(out.size(), 3u);
+  auto mix = [](float a, float b) { return a * b + a; };
+  for (int d = 0; d < 3; ++d) {
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(out[d][0][i], (in[0][i] - in[1][i]) - in[2][i]) << "device " << d;
+      // Ranks follow the group's order: replica 2 first, then 0, then 1.
+      EXPECT_EQ(out[d][1][i], mix(mix(in[2][i], in[0][i]), in[1][i])) << "device " << d;
+    }
+  }
+}
+
+TEST(ExecutableTest, ReduceScatterWithAnUnusualRegionIsACompileError) {
+  constexpr char kProgram[] = R"(
+module @bad {
+  func.func @main(%x: tensor<4xf32>) -> tensor<2xf32> {
+    %r = "stablehlo.reduce_scatter"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.subtract %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+})";
+  auto client = MakeClient(2);
+  auto executable = Build(client, kProgram, 2, 1);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(executable.status().message().find("stablehlo.reduce_scatter"), std::string::npos)
+      << executable.status();
+  EXPECT_NE(executable.status().message().find("reduction region"), std::string::npos)
+      << executable.status();
 }
 
 TEST(ExecutableTest, ConcurrentLaunchesFromSeveralThreadsDoNotMix) {
@@ -358,7 +420,6 @@ TEST(ExecutableTest, AFailingDeviceFailsItsPeersInsteadOfHanging) {
   auto client = MakeClient(4);
   auto executable = Build(client, kOneReplicaFails, 4, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  (*executable)->set_collective_timeout(absl::Seconds(60));
   std::vector<std::unique_ptr<Buffer>> owned;
   std::vector<std::vector<Buffer*>> args(4);
   for (int d = 0; d < 4; ++d) {

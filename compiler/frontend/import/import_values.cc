@@ -148,8 +148,8 @@ double DecodeFloatBits(FloatKind kind, uint64_t bits, bool* ok) {
   switch (kind) {
     case FloatKind::kF64: return std::bit_cast<double>(bits);
     case FloatKind::kF32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
-    case FloatKind::kF16: return ir::F16ToFloat(static_cast<uint16_t>(bits));
-    case FloatKind::kBF16: return ir::BF16ToFloat(static_cast<uint16_t>(bits));
+    case FloatKind::kF16: return F16ToFloat(static_cast<uint16_t>(bits));
+    case FloatKind::kBF16: return BF16ToFloat(static_cast<uint16_t>(bits));
     default: *ok = false; return 0;
   }
 }

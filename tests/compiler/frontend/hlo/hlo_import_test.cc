@@ -143,7 +143,7 @@ double FloatAt(const ir::Literal& l, int64_t i, int part) {
     case ElementType::kBF16: {
       uint16_t b;
       std::memcpy(&b, p + 2 * i, 2);
-      return ir::BF16ToFloat(b);
+      return BF16ToFloat(b);
     }
     case ElementType::kF16: {
       uint16_t b;
