@@ -17,7 +17,6 @@
 #include "pjrt_plugin/options.h"
 #include "pjrt_plugin/serialized_executable.h"
 #include "runtime/executable.h"
-#include "runtime/spmd_program.h"
 
 // Owned by the framework (PJRT_Executable_Destroy); one per PJRT_LoadedExecutable_GetExecutable
 // call, sharing the compiled program. Holds the C-layout answers to the output queries.
@@ -63,8 +62,10 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
     handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
   const runtime::Executable& bound = *handle->executable;
-  if (bound.spmd() != nullptr && bound.devices().size() > 1) {
-    handle->optimized_program = bound.spmd()->SignatureModuleText(bound.program().name);
+  if (bound.program().spmd && bound.devices().size() > 1) {
+    handle->optimized_program =
+        compiler::SignatureModuleText(bound.program().signature, bound.program().name,
+                                      bound.num_replicas(), bound.num_partitions());
   }
   return handle;
 }

@@ -11,46 +11,12 @@
 #include "compiler/host/collective_hooks.h"
 #include "compiler/evaluator/evaluator.h"
 #include "runtime/host_layout.h"
-#include "runtime/spmd_program.h"
 
 namespace ember::runtime {
 namespace {
 
 std::string DimsString(absl::Span<const int64_t> dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
-}
-
-// Reads a device allocation into a literal (device memory is read through the executor, so
-// this works on any platform; on host devices it is a memcpy).
-absl::StatusOr<ir::Literal> ReadLiteral(const ir::ValueType& type, Device* device,
-                                        const DeviceAllocation& allocation) {
-  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::Create(type.shape()));
-  const uint64_t size = literal.bytes().size();
-  if (size > 0) {
-    EMBER_RETURN_IF_ERROR(device->executor()->SynchronousMemcpyD2H(literal.mutable_bytes().data(),
-                                                                   allocation.memory(), size));
-  }
-  return literal;
-}
-
-absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
-                          const std::vector<std::shared_ptr<DeviceAllocation>>& out) {
-  if (results.size() != out.size()) {
-    return absl::InternalError(
-        absl::StrCat("the program returned ", results.size(), " values, expected ", out.size()));
-  }
-  for (size_t r = 0; r < results.size(); ++r) {
-    const auto bytes = results[r].bytes();
-    if (bytes.size() != out[r]->memory().size) {
-      return absl::InternalError(absl::StrCat("result ", r, " has ", bytes.size(),
-                                              " bytes, expected ", out[r]->memory().size));
-    }
-    if (!bytes.empty()) {
-      EMBER_RETURN_IF_ERROR(
-          device->executor()->SynchronousMemcpyH2D(out[r]->memory(), bytes.data(), bytes.size()));
-    }
-  }
-  return absl::OkStatus();
 }
 
 // Runs a program on one host device without copies: parameters are read where the argument
@@ -95,49 +61,7 @@ struct LaunchGroup {
   std::shared_ptr<collectives::CliqueScope> scope;
   std::shared_ptr<const host::LaunchTopology> topology;
   std::shared_ptr<const compiler::CompiledProgram> program;
-  std::shared_ptr<const SpmdProgram> spmd;
   std::atomic<int> remaining{0};
-
-  // SPMD: every device deposits its shards; the last one runs the global program.
-  absl::Mutex mu;
-  int arrived ABSL_GUARDED_BY(mu) = 0;
-  bool finished ABSL_GUARDED_BY(mu) = false;
-  absl::Status status ABSL_GUARDED_BY(mu);
-  std::vector<std::vector<ir::Literal>> shards ABSL_GUARDED_BY(mu);
-  std::vector<std::vector<ir::Literal>> results ABSL_GUARDED_BY(mu);
-
-  // Device d's part of an SPMD launch: `args` are its shards (or the error that kept it from
-  // reading them). Returns its result shards once the global run is done.
-  absl::StatusOr<std::vector<ir::Literal>> SpmdStep(size_t d,
-                                                    absl::StatusOr<std::vector<ir::Literal>> args) {
-    const int n = static_cast<int>(topology->device_ids.size());
-    absl::MutexLock lock(&mu);
-    if (shards.empty()) shards.resize(n);
-    if (!args.ok()) {
-      if (status.ok()) status = args.status();
-    } else {
-      shards[d] = *std::move(args);
-    }
-    if (++arrived == n) {
-      if (status.ok()) {
-        std::vector<std::vector<ir::Literal>> inputs = std::move(shards);
-        mu.Unlock();
-        absl::StatusOr<std::vector<std::vector<ir::Literal>>> out =
-            spmd->Run(std::move(inputs), scope);
-        mu.Lock();
-        if (out.ok()) {
-          results = *std::move(out);
-        } else {
-          status = out.status();
-        }
-      }
-      finished = true;
-    } else {
-      mu.Await(absl::Condition(&finished));
-    }
-    if (!status.ok()) return status;
-    return std::move(results[d]);
-  }
 };
 
 }  // namespace
@@ -205,27 +129,6 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
   }
   executable->parameter_types_ = program->parameter_types;
   executable->result_types_ = program->result_types;
-  bool has_manual = false;
-  for (const auto& inst : program->entry->instructions()) {
-    const ir::Attribute* target = inst->attribute("call_target_name");
-    has_manual |= inst->opcode() == ir::Opcode::kCustomCall && target != nullptr &&
-                  target->kind == ir::Attribute::Kind::kString &&
-                  target->s == "sdy.manual_computation";
-  }
-  if ((options.num_partitions > 1 && options.use_spmd_partitioning) || has_manual) {
-    if (options.num_replicas != 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "SPMD programs over several replicas (", options.num_replicas,
-          " replicas x ", options.num_partitions, " partitions) are not supported yet"));
-    }
-    std::vector<int64_t> ids;
-    for (Device* device : executable->devices_) ids.push_back(device->id());
-    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<SpmdProgram> spmd,
-                           SpmdProgram::Create(*program, std::move(ids)));
-    executable->parameter_types_ = spmd->shard_parameter_types();
-    executable->result_types_ = spmd->shard_result_types();
-    executable->spmd_ = std::move(spmd);
-  }
   if (executable->devices_.size() > 1 && client->collectives() == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         "the program runs on ", executable->devices_.size(), " ",
@@ -255,7 +158,7 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, where, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
           DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
-          spmd_ != nullptr ? " (its shard on one device)" : ""));
+          program_->spmd ? " (its shard on one device)" : ""));
     }
     if (buffer->device() != device) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is on ",
@@ -307,8 +210,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     }
   }
   // Which arguments are donated, and which results may then be written into a donated
-  // argument's memory instead of fresh memory (decided by the compiler; only programs that run
-  // as they are, not SPMD programs, whose devices run shards of another program).
+  // argument's memory instead of fresh memory (decided by the compiler).
   std::vector<bool> donated(parameter_types_.size(), false);
   for (size_t i = 0; i < donated.size(); ++i) {
     donated[i] = i < program_->donatable.size() && program_->donatable[i] &&
@@ -318,7 +220,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   std::vector<std::vector<int>> alias_of(devices.size(),
                                          std::vector<int>(result_types_.size(), -1));
   std::vector<std::vector<bool>> donor(devices.size(), std::vector<bool>(donated.size(), false));
-  if (spmd_ == nullptr && program_->host != nullptr) {
+  if (program_->host != nullptr) {
     const std::vector<int>& aliases = program_->host->result_aliases();
     for (size_t d = 0; d < devices.size(); ++d) {
       for (size_t r = 0; r < result_types_.size() && r < aliases.size(); ++r) {
@@ -388,9 +290,8 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   }
   unless_queued.queued = true;
   std::shared_ptr<const compiler::CompiledProgram> program = program_;
-  const std::vector<ir::ValueType> parameter_types = parameter_types_;
 
-  if (devices.size() == 1 && spmd_ == nullptr) {
+  if (devices.size() == 1) {
     Device* device = devices[0];
     std::vector<AsyncEventRef> inputs_ready = donor_uses[0];
     for (const auto& hold : holds[0]) inputs_ready.push_back(hold.ready);
@@ -426,7 +327,6 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   auto group = std::make_shared<LaunchGroup>();
   group->scope = std::make_shared<collectives::CliqueScope>(client_->collectives());
   group->program = program_;
-  group->spmd = spmd_;
   group->remaining = static_cast<int>(devices.size());
   {
     auto topology = std::make_shared<host::LaunchTopology>();
@@ -465,7 +365,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     --g.remaining;
   };
   std::shared_ptr<absl::Mutex> launch_order = client_->launch_order_mutex();
-  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish, parameter_types,
+  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish,
                                                launch_order](absl::Status status) {
     if (!status.ok()) {
       for (DeviceWork& w : *work) finish(*group, w, status);
@@ -477,39 +377,18 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       for (size_t d = 0; d < work->size(); ++d) {
         DeviceWork* w = &(*work)[d];
         absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
-            [group, work, w, d, finish, parameter_types]() -> absl::Status {
-              if (group->spmd == nullptr) {
-                host::CommunicatorHooks hooks(group->scope, group->topology, w->replica,
-                                              w->partition);
-                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
-                return absl::OkStatus();
-              }
-              absl::StatusOr<std::vector<ir::Literal>> args =
-                  [&]() -> absl::StatusOr<std::vector<ir::Literal>> {
-                std::vector<ir::Literal> literals;
-                for (size_t i = 0; i < w->holds.size(); ++i) {
-                  EMBER_ASSIGN_OR_RETURN(
-                      ir::Literal literal,
-                      ReadLiteral(parameter_types[i], w->device, *w->holds[i].allocation));
-                  literals.push_back(std::move(literal));
-                }
-                return literals;
-              }();
-              absl::Status result = [&]() -> absl::Status {
-                std::vector<ir::Literal> results;
-                EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
-                return WriteResults(results, w->device, w->out);
-              }();
-              finish(*group, *w, result);
+            [group, work, w, finish]() -> absl::Status {
+              host::CommunicatorHooks hooks(group->scope, group->topology, w->replica,
+                                            w->partition);
+              finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
               return absl::OkStatus();
             });
         if (!enqueued.ok()) not_enqueued.emplace_back(d, enqueued);
       }
     }
     for (auto& [d, error] : not_enqueued) {
-      // Peers already enqueued wait for this device: at their collectives (the abort in finish
-      // fails them) or, for SPMD programs, at the shard exchange (this error completes it).
-      if (group->spmd != nullptr) (void)group->SpmdStep(d, error);
+      // Peers already enqueued wait for this device at their collectives: the abort in finish
+      // fails them.
       finish(*group, (*work)[d], error);
     }
   });

@@ -228,9 +228,42 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   }
   program->options = options;
   program->name = program->module->name();
+  program->fingerprint = Fingerprint(source, options);
+  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
+  auto dump = [&](const std::string& suffix, const std::string& text) {
+    return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
+                         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
+                                                   text.size()));
+  };
   // Required lowerings first, for every backend: buffers of quantized parameters and results
   // hold their storage integers, so the signature below is the lowered one.
   EMBER_RETURN_IF_ERROR(passes::CreateRequiredLoweringPipeline().Run(*program->module).status());
+  EMBER_ASSIGN_OR_RETURN(program->signature,
+                         ReadProgramSignature(*program->module, *program->entry));
+  // An SPMD program becomes the per-device program every device runs.
+  bool has_manual = false;
+  for (const auto& inst : program->entry->instructions()) {
+    const ir::Attribute* target = inst->attribute("call_target_name");
+    has_manual |= inst->opcode() == ir::Opcode::kCustomCall && target != nullptr &&
+                  target->kind == ir::Attribute::Kind::kString &&
+                  target->s == "sdy.manual_computation";
+  }
+  program->spmd = (options.num_partitions > 1 && options.use_spmd_partitioning) || has_manual;
+  if (program->spmd) {
+    if (options.num_replicas != 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "SPMD programs over several replicas (", options.num_replicas, " replicas x ",
+          options.num_partitions, " partitions) are not supported yet"));
+    }
+    passes::PassPipeline spmd;
+    spmd.Add(passes::CreateSpmdReplicatePass(options.num_partitions));
+    if (dump_dir.has_value()) {
+      spmd.set_after_pass([&](int, const std::string& name, bool, const ir::Module& module) {
+        return dump(absl::StrCat("00.", name, ".txt"), module.ToString());
+      });
+    }
+    EMBER_RETURN_IF_ERROR(spmd.Run(*program->module).status());
+  }
   for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());
   program->result_types = program->entry->result_types();
   const auto& arg_attrs = program->entry->arg_attributes();
@@ -238,18 +271,11 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
   program->donations = DonationCandidates(*program->entry);
-  program->fingerprint = Fingerprint(source, options);
 
   // The signature and donation plan above are the program as JAX sent it; the passes keep the
   // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized
   // (after the required lowerings above).
   EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendOf(compiler_options));
-  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
-  auto dump = [&](const std::string& suffix, const std::string& text) {
-    return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
-                         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
-                                                   text.size()));
-  };
   if (backend == host::HostBackend::kCompiled) {
     passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
     if (dump_dir.has_value()) {

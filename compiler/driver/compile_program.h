@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "base/options.h"
+#include "compiler/driver/program_signature.h"
 #include "compiler/frontend/options/compile_options.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/module.h"
@@ -23,8 +24,14 @@ struct CompiledProgram {
   ir::Computation* entry = nullptr;
   frontend::CompileOptions options;
   std::string name;  // the module's name (JAX: "jit_f")
+  // What one device takes and returns (for an SPMD program: its shards).
   std::vector<ir::ValueType> parameter_types;
   std::vector<ir::ValueType> result_types;
+  // The program as the framework wrote it: global types and how they are split.
+  ProgramSignature signature;
+  // An SPMD program (use_spmd_partitioning over several partitions, or manual computations),
+  // turned into its per-device form.
+  bool spmd = false;
   // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
   std::vector<bool> donatable;
   // Donated parameters and the results that may take their memory: tf.aliasing_output names

@@ -62,6 +62,10 @@ std::unique_ptr<Pass> CreateResolveMeshAxesPass();
 // (legalize_collectives.cc).
 std::unique_ptr<Pass> CreateLegalizeCollectivesPass();
 
+// An SPMD program's entry -> the per-device program: split arguments gathered, the computation
+// replicated, split results cut, manual computations per device (spmd_replicate.cc).
+std::unique_ptr<Pass> CreateSpmdReplicatePass(int64_t num_partitions);
+
 // Lowerings every backend needs before it can run a module (the evaluator included):
 // resolve-mesh-axes, legalize-quantized, legalize-collectives.
 PassPipeline CreateRequiredLoweringPipeline();

@@ -11,7 +11,6 @@
 #include "absl/time/clock.h"
 #include "compiler/driver/compile_program.h"
 #include "gtest/gtest.h"
-#include "runtime/spmd_program.h"
 #include "tests/runtime/executable_test_util.h"
 
 namespace ember::runtime {
@@ -513,7 +512,7 @@ TEST(ExecutableTest, SpmdProgramAssemblesShardsAndCutsResults) {
   auto client = MakeClient(4);
   auto executable = Build(client, kShardedMatmul, 1, 4, /*spmd=*/true);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  EXPECT_TRUE((*executable)->is_spmd());
+  EXPECT_TRUE((*executable)->program().spmd);
   EXPECT_EQ((*executable)->device_parameter_types()[0].dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ((*executable)->device_result_types()[0].dims(), (std::vector<int64_t>{4, 1}));
   const std::vector<float> a = Random(24, 1), b = Random(24, 2);
@@ -592,92 +591,6 @@ TEST(ExecutableTest, ManualComputationRunsTheBodyPerDevice) {
       }
     }
   }
-}
-
-TEST(SpmdShardingTest, ParsesMeshesAndShardings) {
-  auto mesh = ParseSdyMesh(R"(#sdy.mesh<["x"=2, "y"=3], device_ids=[5, 4, 3, 2, 1, 0]>)");
-  ASSERT_TRUE(mesh.ok()) << mesh.status();
-  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(mesh->sizes, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(*mesh->Coordinates(5), (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(*mesh->Coordinates(0), (std::vector<int64_t>{1, 2}));
-  auto sharding = ParseSdySharding(R"(#sdy.sharding<@mesh, [{"y", "x"}, {}], replicated={"z"}>)");
-  ASSERT_TRUE(sharding.ok()) << sharding.status();
-  EXPECT_EQ(sharding->mesh, "mesh");
-  ASSERT_EQ(sharding->dims.size(), 2u);
-  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
-  EXPECT_TRUE(sharding->dims[1].empty());
-  EXPECT_EQ(*ShardDims({12, 5}, *sharding, *mesh), (std::vector<int64_t>{2, 5}));
-  EXPECT_FALSE(ShardDims({7, 5}, *sharding, *mesh).ok());  // uneven
-  auto list = ParseSdyShardingList(R"([<@mesh, [{"x"}]>, <@mesh, [{}, {"y"}]>])");
-  ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->size(), 2u);
-  EXPECT_FALSE(ParseSdySharding(R"(#sdy.sharding<@mesh, [{"x":(1)2}]>)").ok());
-}
-
-TEST(SpmdShardingTest, ParsesTheGenericPrintedForms) {
-  auto mesh = ParseSdyMesh(
-      R"(#sdy.mesh<axes = [#sdy.mesh_axis<name = "x", size = 2>, #sdy.mesh_axis<name = "y", size = 2>], device_ids = [3, 1, 2, 0]>)");
-  ASSERT_TRUE(mesh.ok()) << mesh.status();
-  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(mesh->device_ids, (std::vector<int64_t>{3, 1, 2, 0}));
-  const std::string one =
-      R"(#sdy.sharding<mesh_or_ref = @mesh, dim_shardings = [#sdy.dimension_sharding<axes = [#sdy.axis_ref<name = "y">, #sdy.axis_ref<name = "x">], is_closed = true>, #sdy.dimension_sharding<axes = [], is_closed = true>], replicated_axes = [], unreduced_axes = [], reduction_op = 0>)";
-  auto sharding = ParseSdySharding(one);
-  ASSERT_TRUE(sharding.ok()) << sharding.status();
-  EXPECT_EQ(sharding->mesh, "mesh");
-  ASSERT_EQ(sharding->dims.size(), 2u);
-  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
-  EXPECT_TRUE(sharding->dims[1].empty());
-  auto list =
-      ParseSdyShardingList(absl::StrCat("#sdy.sharding_per_value<value = [", one, ", ", one, "]>"));
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_EQ(list->size(), 2u);
-}
-
-TEST(SpmdShardingTest, GspmdShardingsBecomeMeshes) {
-  auto g = ParseGspmdSharding("{devices=[2,2]<=[2,2]T(1,0)}", 2);
-  ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_TRUE(g->has_value());
-  const auto& [mesh, sharding] = **g;
-  EXPECT_EQ(mesh.sizes, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(mesh.device_ids, (std::vector<int64_t>{0, 2, 1, 3}));
-  EXPECT_EQ(*mesh.Coordinates(2), (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(sharding.dims.size(), 2u);
-  auto rep = ParseGspmdSharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", 2);
-  ASSERT_TRUE(rep.ok() && rep->has_value()) << rep.status();
-  EXPECT_EQ((*rep)->second.dims[0].size(), 1u);
-  EXPECT_TRUE((*rep)->second.dims[1].empty());
-  EXPECT_EQ((*rep)->first.size(), 4);
-  auto listed = ParseGspmdSharding("{devices=[4]3,2,1,0}", 1);
-  ASSERT_TRUE(listed.ok() && listed->has_value());
-  EXPECT_EQ((*listed)->first.device_ids, (std::vector<int64_t>{3, 2, 1, 0}));
-  auto replicated = ParseGspmdSharding("{replicated}", 3);
-  ASSERT_TRUE(replicated.ok());
-  EXPECT_FALSE(replicated->has_value());
-  EXPECT_FALSE(ParseGspmdSharding("{maximal device=1}", 1).ok());
-  EXPECT_FALSE(ParseGspmdSharding("{devices=[2,2]<=[4]}", 1).ok());  // rank mismatch
-}
-
-TEST(SpmdShardingTest, ExtractAndInsertAreInverse) {
-  SdyMesh mesh{{"a", "b"}, {2, 2}, {}};
-  SdySharding sharding{"mesh", {{"b"}, {"a"}}};
-  std::vector<float> values = Random(4 * 6, 9);
-  auto shape = ir::Shape::Make(ir::ElementType::kF32, {4, 6});
-  auto global = ir::Literal::FromValues<float>({4, 6}, values);
-  ASSERT_TRUE(global.ok());
-  auto rebuilt = ir::Literal::Create(*shape);
-  for (int64_t id = 0; id < 4; ++id) {
-    auto shard = ExtractShard(*global, sharding, mesh, id);
-    ASSERT_TRUE(shard.ok()) << shard.status();
-    EXPECT_EQ(shard->shape().dims(), (std::vector<int64_t>{2, 3}));
-    // Device id = a * 2 + b; dim 0 follows b, dim 1 follows a.
-    const int64_t a = id / 2, b = id % 2;
-    auto first = shard->Get<float>({0, 0});
-    EXPECT_EQ(*first, values[(2 * b) * 6 + 3 * a]);
-    ASSERT_TRUE(InsertShard(*shard, sharding, mesh, id, *rebuilt).ok());
-  }
-  EXPECT_TRUE(*rebuilt == *global);
 }
 
 }  // namespace
