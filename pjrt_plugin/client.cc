@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/client_handle.h"
+#include "compiler/registry/builtin_backends.h"
 #include "pjrt_plugin/options.h"
 #include "pjrt_plugin/element_types.h"
 #include "pjrt_plugin/entry.h"
@@ -27,6 +28,9 @@ void FillDescription(PJRT_DeviceDescription& d, runtime::Device* device, const r
 absl::StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(std::shared_ptr<runtime::Client> client) {
   auto handle = std::make_unique<PJRT_Client>();
   handle->client = client;
+  auto backends = std::make_shared<backend::BackendRegistry>();
+  EMBER_RETURN_IF_ERROR(compiler::RegisterBuiltinBackends(*backends));
+  handle->backends = std::move(backends);
   handle->platform_version = client->PlatformVersion();
   for (runtime::MemorySpace* memory : client->memories()) {
     auto m = std::make_unique<EmberMemory>();

@@ -13,6 +13,7 @@
 #include "pjrt_plugin/named_values.h"
 #include "base/async_event.h"
 #include "runtime/buffer.h"
+#include "compiler/backend/backend.h"
 #include "runtime/client.h"
 
 // Owned by its PJRT_Device; the framework gets it from PJRT_Device_GetDescription.
@@ -63,6 +64,8 @@ struct PJRT_TopologyDescription {
 // Owned by the framework (PJRT_Client_Destroy).
 struct PJRT_Client {
   std::shared_ptr<ember::runtime::Client> client;
+  // The backends that compile this client's programs (registered when the client is created).
+  std::shared_ptr<const ember::backend::BackendRegistry> backends;
   std::string platform_version;
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<std::unique_ptr<ember::pjrt::EmberMemory>> memories;

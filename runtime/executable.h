@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/driver/compile_program.h"
+#include "compiler/backend/executable.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 

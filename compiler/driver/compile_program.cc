@@ -35,13 +35,6 @@ std::string Fingerprint(absl::Span<const uint8_t> code, const frontend::CompileO
   return absl::StrCat("ember-", absl::Hex(h, absl::kZeroPad16));
 }
 
-absl::StatusOr<host::HostBackend> HostBackendOf(const CompilerOptions& options) {
-  if (options.host_backend == "compiled") return host::HostBackend::kCompiled;
-  if (options.host_backend == "evaluator") return host::HostBackend::kEvaluator;
-  return absl::InvalidArgumentError(absl::StrCat("host_backend '", options.host_backend,
-                                                 "' is not one of compiled, evaluator"));
-}
-
 std::optional<std::string> DumpDirectory(const CompilerOptions& options) {
   if (options.dump_to.empty()) return std::nullopt;
   return options.dump_to;
@@ -106,48 +99,6 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
 }
 
 namespace {
-
-// See CompiledProgram::run_inline.
-bool IsCheapLaunch(const ir::Computation& entry) {
-  if (entry.instructions().size() > CompiledProgram::kInlineInstructions) return false;
-  auto small = [](const ir::Value* v) {
-    return !v->type().is_tensor() || v->type().shape().ByteSize() <= CompiledProgram::kInlineBytes;
-  };
-  for (const auto& p : entry.parameters()) {
-    if (!small(p.get())) return false;
-  }
-  for (const auto& inst : entry.instructions()) {
-    switch (inst->opcode()) {
-      // Bounded work over their operands: their regions are per-element bodies.
-      case ir::Opcode::kReduce:
-      case ir::Opcode::kSort:
-      case ir::Opcode::kMap:
-      case ir::Opcode::kReduceWindow:
-      case ir::Opcode::kScatter:
-      case ir::Opcode::kSelectAndScatter:
-        break;
-      // Host transfers, callbacks and cross-device work may block or take long.
-      case ir::Opcode::kCustomCall:
-      case ir::Opcode::kInfeed:
-      case ir::Opcode::kOutfeed:
-      case ir::Opcode::kSend:
-      case ir::Opcode::kRecv:
-      case ir::Opcode::kAllGather:
-      case ir::Opcode::kAllToAll:
-      case ir::Opcode::kCollectiveBroadcast:
-      case ir::Opcode::kCollectivePermute:
-      case ir::Opcode::kCollectiveReduce:
-        return false;
-      default:
-        // Loops, conditionals, calls, and collectives with reduction bodies.
-        if (!inst->regions().empty()) return false;
-    }
-    for (size_t r = 0; r < inst->num_results(); ++r) {
-      if (!small(inst->result(r))) return false;
-    }
-  }
-  return true;
-}
 
 bool IsBounded(const ir::ValueType& type) {
   return type.is_tensor() && type.shape().bounds() != nullptr;
@@ -216,7 +167,7 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
     const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
-    const CompilerOptions& compiler_options) {
+    const backend::Backend& backend, const CompilerOptions& compiler_options) {
   EMBER_RETURN_IF_ERROR(ir::Verify(*module));
   EMBER_RETURN_IF_ERROR(CheckStaticShapes(entry != nullptr ? entry : module->entry()));
   auto program = std::make_unique<CompiledProgram>();
@@ -272,11 +223,10 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   }
   program->donations = DonationCandidates(*program->entry);
 
-  // The signature and donation plan above are the program as JAX sent it; the passes keep the
-  // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized
-  // (after the required lowerings above).
-  EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendOf(compiler_options));
-  if (backend == host::HostBackend::kCompiled) {
+  // The signature and donation plan above are the program as JAX sent it (in its per-device
+  // form); the passes keep the entry's signature and rewrite its body. A backend that runs the
+  // reference evaluator takes the program unoptimized (after the required lowerings above).
+  if (backend.wants_optimized_module()) {
     passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
     if (dump_dir.has_value()) {
       pipeline.set_after_pass([&](int index, const std::string& name, bool,
@@ -287,21 +237,19 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     }
     EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
   }
-  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend,
-                                                                     program->donations));
-  program->run_inline = program->host->backend() == host::HostBackend::kCompiled &&
-                        IsCheapLaunch(*program->entry);
-  if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {
-    EMBER_RETURN_IF_ERROR(dump("fusion.dot", program->host->FusionPlanDot()));
-    EMBER_RETURN_IF_ERROR(dump("cost.txt", program->host->CostReport()));
-    EMBER_RETURN_IF_ERROR(dump("buffers.txt", program->host->BufferAssignmentReport()));
+  EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations));
+  if (dump_dir.has_value()) {
+    const backend::ExecutableReports& reports = program->executable->reports();
+    if (!reports.fusion_plan_dot.empty()) EMBER_RETURN_IF_ERROR(dump("fusion.dot", reports.fusion_plan_dot));
+    EMBER_RETURN_IF_ERROR(dump("cost.txt", reports.cost_report));
+    if (!reports.buffer_report.empty()) EMBER_RETURN_IF_ERROR(dump("buffers.txt", reports.buffer_report));
   }
   return program;
 }
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
     std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
-    const CompilerOptions& compiler_options) {
+    const backend::Backend& backend, const CompilerOptions& compiler_options) {
   const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
   if (dump_dir.has_value()) {
     // Dump the input first, so a program that fails to compile can be replayed.
@@ -316,7 +264,29 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
         *dump_dir, absl::StrCat(Fingerprint(code, options), ".imported.txt"),
         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
   }
-  return CompileModule(std::move(module), nullptr, options, code, compiler_options);
+  return CompileModule(std::move(module), nullptr, options, code, backend, compiler_options);
+}
+
+absl::StatusOr<const backend::Backend*> SelectBackend(const backend::BackendRegistry& registry,
+                                                      std::string_view platform,
+                                                      const CompilerOptions& options) {
+  std::string name(platform);
+  if (platform == "host") {
+    if (options.host_backend == "evaluator") {
+      name = "evaluator";
+    } else if (options.host_backend != "compiled") {
+      return absl::InvalidArgumentError(absl::StrCat("host_backend '", options.host_backend,
+                                                     "' is not one of compiled, evaluator"));
+    }
+  }
+  const backend::Backend* backend = registry.Find(name);
+  if (backend == nullptr || backend->platform() != platform) {
+    return absl::UnimplementedError(absl::StrCat(
+        "executing programs on ", std::string(platform),
+        " devices is not supported yet (Ember runs programs on host devices; use "
+        "EMBER_PLATFORM=host)"));
+  }
+  return backend;
 }
 
 }  // namespace ember::compiler

@@ -89,7 +89,7 @@ TEST(ExecutableTest, DonatedArgumentsBecomeResultsOnEveryReplica) {
   auto client = MakeClient(2);
   auto executable = Build(client, kDonatedReplicas, 2, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  ASSERT_EQ((*executable)->program().host->result_aliases(), (std::vector<int>{0, -1}));
+  ASSERT_EQ((*executable)->program().executable->layout().result_aliases, (std::vector<int>{0, -1}));
   std::vector<std::vector<float>> in(2);
   std::vector<std::unique_ptr<Buffer>> owned;
   std::vector<std::vector<Buffer*>> args(2);
@@ -281,7 +281,7 @@ absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> CompileText(const std
   frontend::CompileOptions options;
   return compiler::CompileProgram(
       "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
-      options);
+      options, ember::test_util::HostTestBackend());
 }
 
 constexpr char kTwiceXPlusOne[] = R"(
@@ -296,7 +296,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 TEST(ExecutableTest, OnlyCheapProgramsRunInline) {
   auto cheap = CompileText(kTwiceXPlusOne);
   ASSERT_TRUE(cheap.ok()) << cheap.status();
-  EXPECT_TRUE((*cheap)->run_inline);
+  EXPECT_TRUE((*cheap)->executable->dispatch_inline());
   // 256 KiB per value: handed to the stream thread.
   auto large = CompileText(R"(
 func.func @main(%x: tensor<65536xf32>) -> tensor<65536xf32> {
@@ -304,7 +304,7 @@ func.func @main(%x: tensor<65536xf32>) -> tensor<65536xf32> {
   return %r : tensor<65536xf32>
 })");
   ASSERT_TRUE(large.ok()) << large.status();
-  EXPECT_FALSE((*large)->run_inline);
+  EXPECT_FALSE((*large)->executable->dispatch_inline());
   // A loop may run for any time.
   auto loop = CompileText(R"(
 func.func @main(%n: tensor<i32>) -> tensor<i32> {
@@ -321,7 +321,7 @@ func.func @main(%n: tensor<i32>) -> tensor<i32> {
   return %r : tensor<i32>
 })");
   ASSERT_TRUE(loop.ok()) << loop.status();
-  EXPECT_FALSE((*loop)->run_inline);
+  EXPECT_FALSE((*loop)->executable->dispatch_inline());
 }
 
 // Cheap launches run on the calling thread when the device's stream is idle and are queued
@@ -331,7 +331,7 @@ TEST(ExecutableTest, CheapLaunchChainsFromSeveralThreadsStayOrdered) {
   auto client = MakeClient(1);
   auto program = CompileText(kTwiceXPlusOne);
   ASSERT_TRUE(program.ok()) << program.status();
-  ASSERT_TRUE((*program)->run_inline);
+  ASSERT_TRUE((*program)->executable->dispatch_inline());
   auto executable = Executable::Create(client, *std::move(program));
   ASSERT_TRUE(executable.ok()) << executable.status();
   Executable* exe = executable->get();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/driver/compile_program.h"
+#include "tests/backend_test_util.h"
 #include "gtest/gtest.h"
 #include "runtime/client.h"
 #include "runtime/executable.h"
@@ -40,7 +41,7 @@ inline absl::StatusOr<std::unique_ptr<Executable>> Build(std::shared_ptr<Client>
   }
   auto program = compiler::CompileProgram(
       "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
-      options, compiler);
+      options, ember::test_util::HostTestBackend(compiler), compiler);
   if (!program.ok()) return program.status();
   return Executable::Create(std::move(client), *std::move(program));
 }
