@@ -244,37 +244,32 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(
   return groups;
 }
 
-CommunicatorHooks::CommunicatorHooks(std::shared_ptr<collectives::CliqueScope> scope,
-                                     std::shared_ptr<const LaunchTopology> topology,
-                                     int64_t replica_id, int64_t partition_id)
-    : scope_(std::move(scope)),
-      topology_(std::move(topology)),
-      replica_id_(replica_id),
-      partition_id_(partition_id) {}
+CommunicatorHooks::CommunicatorHooks(std::shared_ptr<const backend::CollectiveParams> launch)
+    : launch_(std::move(launch)) {}
 
 eval::EvalOptions CommunicatorHooks::Options() {
   eval::EvalOptions options;
-  options.replica_id = replica_id_;
-  options.partition_id = partition_id_;
-  options.num_replicas = topology_->num_replicas;
-  options.num_partitions = topology_->num_partitions;
+  options.replica_id = launch_->replica_id;
+  options.partition_id = launch_->partition_id;
+  options.num_replicas = launch_->num_replicas;
+  options.num_partitions = launch_->num_partitions;
   options.collectives = this;
   return options;
 }
 
 absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
                                                               std::vector<eval::EvalValue> operands) {
-  const int64_t num_r = topology_->num_replicas;
-  const int64_t num_p = topology_->num_partitions;
-  const int64_t self = replica_id_ * num_p + partition_id_;
+  const int64_t num_r = launch_->num_replicas;
+  const int64_t num_p = launch_->num_partitions;
+  const int64_t self = launch_->replica_id * num_p + launch_->partition_id;
   EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
                          CollectiveProcessGroups(op, num_r, num_p));
   const std::vector<int64_t>* group = nullptr;
   for (const auto& g : groups) {
     if (std::find(g.begin(), g.end(), self) != g.end()) {
       if (group != nullptr) {
-        return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
-                                            partition_id_, ") is in two process groups"));
+        return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
+                                            launch_->partition_id, ") is in two process groups"));
       }
       group = &g;
     }
@@ -289,23 +284,23 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
     return results;
   }
   if (group == nullptr) {
-    return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
-                                        partition_id_, ") is in no process group"));
+    return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
+                                        launch_->partition_id, ") is in no process group"));
   }
   const int rank = static_cast<int>(std::find(group->begin(), group->end(), self) - group->begin());
   const int64_t n = static_cast<int64_t>(group->size());
   collectives::CliqueKey key;
   for (int64_t index : *group) {
-    if (index >= static_cast<int64_t>(topology_->device_ids.size())) {
+    if (index >= static_cast<int64_t>(launch_->device_ids.size())) {
       return fs::OpError(op, absl::StrCat("device index ", index, " is outside the launch"));
     }
-    key.devices.push_back(topology_->device_ids[index]);
+    key.devices.push_back(launch_->device_ids[index]);
   }
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(op.Describe(), ": ", std::string(s.message())));
   };
   absl::StatusOr<std::shared_ptr<collectives::Communicator>> comm_or =
-      scope_->GetCommunicator(key, collectives::RankId(rank));
+      launch_->scope->GetCommunicator(key, collectives::RankId(rank));
   if (!comm_or.ok()) return fail(comm_or.status());
   collectives::Communicator& comm = **comm_or;
 

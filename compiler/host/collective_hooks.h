@@ -14,26 +14,18 @@
 
 #include "absl/status/statusor.h"
 #include "collectives/clique_scope.h"
+#include "compiler/backend/thunk.h"
 #include "compiler/evaluator/evaluator.h"
 
 namespace ember::host {
 
-// The devices of one launch: device_ids[r * num_partitions + p] is the global id of replica r,
-// partition p.
-struct LaunchTopology {
-  int64_t num_replicas = 1;
-  int64_t num_partitions = 1;
-  std::vector<int64_t> device_ids;
-};
-
-// One device's hooks for one launch. Every device of the launch gets its communicators through
-// the launch's `scope`; operations run at once on the calling thread (the device's stream task
-// running the program), so the transport must take host memory (in-process, Gloo).
+// One device's hooks for one launch (`launch`: where the device stands, and the launch's
+// CliqueScope, through which every device of the launch gets its communicators). Operations run
+// at once on the calling thread (the device's stream task running the program), so the transport
+// must take host memory (in-process, Gloo).
 class CommunicatorHooks final : public eval::CollectiveHooks {
  public:
-  CommunicatorHooks(std::shared_ptr<collectives::CliqueScope> scope,
-                    std::shared_ptr<const LaunchTopology> topology, int64_t replica_id,
-                    int64_t partition_id);
+  explicit CommunicatorHooks(std::shared_ptr<const backend::CollectiveParams> launch);
 
   absl::StatusOr<std::vector<eval::EvalValue>> Run(const ir::Instruction& op,
                                              std::vector<eval::EvalValue> operands) override;
@@ -42,10 +34,7 @@ class CommunicatorHooks final : public eval::CollectiveHooks {
   eval::EvalOptions Options();
 
  private:
-  std::shared_ptr<collectives::CliqueScope> scope_;
-  std::shared_ptr<const LaunchTopology> topology_;
-  int64_t replica_id_;
-  int64_t partition_id_;
+  std::shared_ptr<const backend::CollectiveParams> launch_;
 };
 
 // The process groups of a collective op per the StableHLO spec, as lists of flattened device

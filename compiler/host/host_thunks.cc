@@ -10,8 +10,9 @@
 namespace ember::host {
 
 HostRunContext::HostRunContext(const backend::BufferAllocations& buffers,
-                               const backend::CollectiveParams* collectives, int num_other_values)
-    : buffers_(buffers), collectives_(collectives), other_(num_other_values) {}
+                               std::shared_ptr<const backend::CollectiveParams> collectives,
+                               int num_other_values)
+    : buffers_(buffers), collectives_(std::move(collectives)), other_(num_other_values) {}
 
 uint8_t* HostRunContext::Address(const ValueRef& ref) const {
   switch (ref.kind) {
@@ -42,13 +43,7 @@ eval::Evaluator& HostRunContext::evaluator() {
   if (!evaluator_.has_value()) {
     eval::EvalOptions options;
     if (collectives_ != nullptr && collectives_->scope != nullptr) {
-      auto topology = std::make_shared<LaunchTopology>();
-      topology->num_replicas = collectives_->num_replicas;
-      topology->num_partitions = collectives_->num_partitions;
-      topology->device_ids = collectives_->device_ids;
-      hooks_ = std::make_unique<CommunicatorHooks>(collectives_->scope, std::move(topology),
-                                                   collectives_->replica_id,
-                                                   collectives_->partition_id);
+      hooks_ = std::make_unique<CommunicatorHooks>(collectives_);
       options = hooks_->Options();
     } else if (collectives_ != nullptr) {
       options.replica_id = collectives_->replica_id;
@@ -68,7 +63,7 @@ absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) co
   }
   return params.stream->EnqueueHostCallback([this, params]() -> absl::Status {
     if (!params.status->ok()) return absl::OkStatus();  // an earlier part of the launch failed
-    HostRunContext context(*params.buffers, params.collectives.get(), num_other_values());
+    HostRunContext context(*params.buffers, params.collectives, num_other_values());
     params.status->Fail(Run(context));
     // A failed launch fails its outputs, not the device's stream.
     return absl::OkStatus();

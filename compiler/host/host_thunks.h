@@ -38,7 +38,8 @@ struct ValueRef {
 class HostRunContext {
  public:
   HostRunContext(const backend::BufferAllocations& buffers,
-                 const backend::CollectiveParams* collectives, int num_other_values);
+                 std::shared_ptr<const backend::CollectiveParams> collectives,
+                 int num_other_values);
 
   uint8_t* Address(const ValueRef& ref) const;
   // A copy of the value for the evaluator's op table.
@@ -52,7 +53,7 @@ class HostRunContext {
 
  private:
   const backend::BufferAllocations& buffers_;
-  const backend::CollectiveParams* collectives_;
+  std::shared_ptr<const backend::CollectiveParams> collectives_;
   std::vector<eval::EvalValue> other_;
   std::unique_ptr<CommunicatorHooks> hooks_;
   std::optional<eval::Evaluator> evaluator_;
