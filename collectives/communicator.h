@@ -1,77 +1,70 @@
-// The Communicator interface: one participant's handle on one collective operation among a
-// clique of devices. Payloads are dense byte arrays; the caller (an adapter that knows the
-// program, e.g. compiler/host/collective_hooks) lays data out so that every operation works on
-// equal contiguous blocks, and supplies the reduction for AllReduce / ReduceScatter. This layer
-// knows nothing about programs, shapes or element types.
+// Communicator: one rank's handle on a clique of devices, shaped like an NCCL communicator.
+// Every operation takes device buffers, an element type, a count and (for reductions) a
+// reduction kind, is ordered on a stream with the work around it, and completes through the
+// event it returns. All ranks of a clique must issue the same operations in the same order (as
+// with NCCL); the n-th operation of one rank meets the n-th operation of the others.
 #ifndef EMBER_COLLECTIVES_COMMUNICATOR_H_
 #define EMBER_COLLECTIVES_COMMUNICATOR_H_
 
-#include <cstdint>
-#include <functional>
+#include <cstddef>
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/async_event.h"
+#include "collectives/types.h"
+#include "stream_executor/device_memory.h"
+#include "stream_executor/stream.h"
 
 namespace ember::collectives {
 
-using ConstBytes = absl::Span<const uint8_t>;
-using MutableBytes = absl::Span<uint8_t>;
-
-// Combines `inputs` (one per rank, in rank order, each output.size() bytes) into `output`.
-using ReduceFn = std::function<absl::Status(absl::Span<const ConstBytes> inputs,
-                                            MutableBytes output)>;
-
-// Identifies one execution of one collective among a clique: every participant of that
-// execution builds the same key. `run_id` separates launches (several may be in flight), `op`
-// names the operation and its occurrence inside the launch, `devices` are the participants'
-// global device ids in rank order.
-struct CliqueKey {
-  uint64_t run_id = 0;
-  std::string op;
-  std::vector<int64_t> devices;
-  std::string ToString() const;
-};
-
-enum class CollectiveKind {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kCollectivePermute,
-  kBroadcast,
-  kReduce,
-};
-const char* CollectiveKindName(CollectiveKind kind);
-
+// `stream`: the stream the operation is ordered on (it runs when the stream reaches it). Host
+// memory transports (in-process, Gloo) also accept a null stream: the operation then runs at
+// once on the calling thread, which must be the thread doing this rank's work (a host device's
+// stream task running a program). The returned event carries the operation's status; an
+// operation that fails (timeout, a peer's failure, an abort) fails the clique: every pending and
+// later operation of every rank fails too, and the communicator is not handed out again.
 class Communicator {
  public:
   virtual ~Communicator() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
 
-  // recv = reduce(send of every rank); send.size() == recv.size().
-  virtual absl::Status AllReduce(ConstBytes send, MutableBytes recv, const ReduceFn& reduce) = 0;
-  // recv = the sends of ranks 0..size-1, concatenated; recv.size() == size * send.size().
-  virtual absl::Status AllGather(ConstBytes send, MutableBytes recv) = 0;
-  // send is `size` equal blocks; rank r receives reduce(block r of every rank).
-  virtual absl::Status ReduceScatter(ConstBytes send, MutableBytes recv,
-                                     const ReduceFn& reduce) = 0;
-  // send is `size` equal blocks, block j going to rank j; recv block j comes from rank j.
-  virtual absl::Status AllToAll(ConstBytes send, MutableBytes recv) = 0;
-  // Every rank takes part. This rank receives the send of `source` (zeros when nullopt) and
-  // sends to `targets` (the targets' own calls name this rank as their source).
-  virtual absl::Status CollectivePermute(ConstBytes send, MutableBytes recv,
-                                         std::optional<int> source,
-                                         absl::Span<const int> targets) = 0;
+  virtual RankId rank() const = 0;
+  virtual int size() const = 0;
+  virtual const CliqueKey& clique() const = 0;
+
+  // recv = reduce over ranks of send; both hold `count` elements.
+  virtual AsyncEventRef AllReduce(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                                  size_t count, ReductionKind kind, se::Stream* stream) = 0;
+  // recv = the sends of ranks 0..size-1, concatenated; send holds `count` elements.
+  virtual AsyncEventRef AllGather(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                                  size_t count, se::Stream* stream) = 0;
+  // send is size() blocks of `count` elements; rank r receives reduce(block r of every rank).
+  virtual AsyncEventRef ReduceScatter(se::DeviceMemory send, se::DeviceMemory recv,
+                                      DataType type, size_t count, ReductionKind kind,
+                                      se::Stream* stream) = 0;
+  // send is size() blocks of `count` elements, block j going to rank j; recv block j comes
+  // from rank j.
+  virtual AsyncEventRef AllToAll(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                                 size_t count, se::Stream* stream) = 0;
+  // Every rank takes part: this rank sends `count` elements to each of `targets` and receives
+  // from `source` (zeros when none; the source's own call names this rank as a target).
+  virtual AsyncEventRef CollectivePermute(se::DeviceMemory send, se::DeviceMemory recv,
+                                          DataType type, size_t count,
+                                          std::optional<RankId> source,
+                                          absl::Span<const RankId> targets,
+                                          se::Stream* stream) = 0;
   // Every rank receives root's send.
-  virtual absl::Status Broadcast(ConstBytes send, MutableBytes recv, int root) = 0;
-  // root receives reduce(send of every rank) (send.size() == recv.size()); the other ranks'
-  // recv is zero-filled.
-  virtual absl::Status Reduce(ConstBytes send, MutableBytes recv, int root,
-                              const ReduceFn& reduce) = 0;
+  virtual AsyncEventRef Broadcast(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                                  size_t count, RankId root, se::Stream* stream) = 0;
+  // root receives reduce over ranks of send; the other ranks' recv is zero-filled.
+  virtual AsyncEventRef Reduce(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                               size_t count, ReductionKind kind, RankId root,
+                               se::Stream* stream) = 0;
+
+  // Fails every pending and later operation of the clique with `reason`, on every rank.
+  virtual void Abort(const absl::Status& reason) = 0;
+  // OK while the clique works; otherwise the error that failed it.
+  virtual absl::Status HealthCheck() const = 0;
 };
 
 }  // namespace ember::collectives

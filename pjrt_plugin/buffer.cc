@@ -162,7 +162,7 @@ EMBER_PJRT_ENTRY(PJRT_Buffer_ToHostBuffer) {
     return absl::InvalidArgumentError(
         absl::StrCat("`dst_size` is ", args->dst_size, " bytes; the buffer needs ", needed));
   }
-  EMBER_ASSIGN_OR_RETURN(runtime::AsyncEventRef done, buffer.ToHost(args->dst, strides));
+  EMBER_ASSIGN_OR_RETURN(AsyncEventRef done, buffer.ToHost(args->dst, strides));
   args->event = NewEventHandle(std::move(done));
   return absl::OkStatus();
 }

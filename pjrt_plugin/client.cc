@@ -6,7 +6,8 @@
 #include "base/status_macros.h"
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/client_handle.h"
-#include "pjrt_plugin/create_options.h"
+#include "compiler/registry/builtin_backends.h"
+#include "pjrt_plugin/options.h"
 #include "pjrt_plugin/element_types.h"
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
@@ -27,6 +28,9 @@ void FillDescription(PJRT_DeviceDescription& d, runtime::Device* device, const r
 absl::StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(std::shared_ptr<runtime::Client> client) {
   auto handle = std::make_unique<PJRT_Client>();
   handle->client = client;
+  auto backends = std::make_shared<backend::BackendRegistry>();
+  EMBER_RETURN_IF_ERROR(compiler::RegisterBuiltinBackends(*backends));
+  handle->backends = std::move(backends);
   handle->platform_version = client->PlatformVersion();
   for (runtime::MemorySpace* memory : client->memories()) {
     auto m = std::make_unique<EmberMemory>();
@@ -68,8 +72,8 @@ EMBER_PJRT_ENTRY(PJRT_Client_Create) {
   // The KV-store fields are garbage in single-process use (the framework does not zero the
   // struct), so they are never looked at: multi-process mode would come from num_nodes.
   EMBER_ASSIGN_OR_RETURN(auto options, ReadNamedValues(args->create_options, args->num_options));
-  EMBER_ASSIGN_OR_RETURN(runtime::ClientOptions client_options, ParseClientOptions(options));
-  EMBER_ASSIGN_OR_RETURN(auto client, runtime::Client::Create(client_options));
+  EMBER_ASSIGN_OR_RETURN(Options ember_options, ReadOptions(options));
+  EMBER_ASSIGN_OR_RETURN(auto client, runtime::Client::Create(ember_options.devices));
   EMBER_ASSIGN_OR_RETURN(auto handle, WrapClient(std::move(client)));
   args->client = handle.release();
   return absl::OkStatus();
@@ -225,7 +229,7 @@ EMBER_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer) {
     }
     strides = absl::Span<const int64_t>(args->byte_strides, args->num_byte_strides);
   }
-  runtime::AsyncEventRef done;
+  AsyncEventRef done;
   EMBER_ASSIGN_OR_RETURN(auto buffer,
                          args->client->client->BufferFromHostBuffer(args->data, type, dims, strides,
                                                                     semantics, memory, &done));

@@ -1,4 +1,4 @@
-// PJRT_Event_*: handles over runtime::AsyncEvent. A registered callback runs exactly once even
+// PJRT_Event_*: handles over AsyncEvent. A registered callback runs exactly once even
 // when the framework destroys the handle first, or destroys it from inside the callback.
 #include <memory>
 
@@ -11,7 +11,7 @@
 
 namespace ember::pjrt {
 
-PJRT_Event* NewEventHandle(runtime::AsyncEventRef event) {
+PJRT_Event* NewEventHandle(AsyncEventRef event) {
   return new PJRT_Event{std::move(event)};
 }
 
@@ -55,7 +55,7 @@ EMBER_PJRT_ENTRY(PJRT_Event_OnReady) {
 }
 
 EMBER_PJRT_ENTRY(PJRT_Event_Create) {
-  args->event = NewEventHandle(runtime::AsyncEvent::Create());
+  args->event = NewEventHandle(AsyncEvent::Create());
   return absl::OkStatus();
 }
 

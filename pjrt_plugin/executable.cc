@@ -14,9 +14,9 @@
 #include "pjrt_plugin/entry.h"
 #include "pjrt_plugin/event_handle.h"
 #include "pjrt_plugin/handles.h"
+#include "pjrt_plugin/options.h"
 #include "pjrt_plugin/serialized_executable.h"
 #include "runtime/executable.h"
-#include "runtime/spmd_program.h"
 
 // Owned by the framework (PJRT_Executable_Destroy); one per PJRT_LoadedExecutable_GetExecutable
 // call, sharing the compiled program. Holds the C-layout answers to the output queries.
@@ -62,8 +62,10 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
     handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
   const runtime::Executable& bound = *handle->executable;
-  if (bound.spmd() != nullptr && bound.devices().size() > 1) {
-    handle->optimized_program = bound.spmd()->SignatureModuleText(bound.program().name);
+  if (bound.program().spmd && bound.devices().size() > 1) {
+    handle->optimized_program =
+        compiler::SignatureModuleText(bound.program().signature, bound.program().name,
+                                      bound.num_replicas(), bound.num_partitions());
   }
   return handle;
 }
@@ -81,12 +83,17 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
   EMBER_ASSIGN_OR_RETURN(frontend::CompileOptions compile_options,
                          frontend::ReadCompileOptions(absl::Span<const uint8_t>(
                              reinterpret_cast<const uint8_t*>(options.data()), options.size())));
+  EMBER_ASSIGN_OR_RETURN(CompilerOptions compiler_options, ReadCompilerOptions(compile_options));
+  EMBER_ASSIGN_OR_RETURN(const backend::Backend* backend,
+                         compiler::SelectBackend(*client->backends,
+                                                 client->client->se_platform_name(),
+                                                 compiler_options));
   EMBER_ASSIGN_OR_RETURN(
       auto compiled,
       compiler::CompileProgram(
           format,
           absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(code.data()), code.size()),
-          compile_options));
+          compile_options, *backend, compiler_options));
   const std::string fingerprint = compiled->fingerprint;
   EMBER_ASSIGN_OR_RETURN(auto executable,
                          runtime::Executable::Create(client->client, std::move(compiled)));
@@ -215,7 +222,8 @@ EMBER_PJRT_ENTRY(PJRT_Executable_NumOutputs) {
 
 EMBER_PJRT_ENTRY(PJRT_Executable_SizeOfGeneratedCodeInBytes) {
   EMBER_PJRT_REQUIRE(args->executable);
-  args->size_in_bytes = 0;  // the evaluator runs the IR directly: no generated code
+  args->size_in_bytes =
+      args->executable->executable->program().executable->reports().generated_code_bytes;
   return absl::OkStatus();
 }
 
@@ -290,22 +298,19 @@ int64_t TotalBytes(const std::vector<ir::ValueType>& types) {
 
 EMBER_PJRT_ENTRY(PJRT_Executable_GetCompiledMemoryStats) {
   EMBER_PJRT_REQUIRE(args->executable);
-  const compiler::CompiledProgram& program = args->executable->executable->program();
-  args->generated_code_size_in_bytes = 0;
-  args->argument_size_in_bytes = TotalBytes(program.parameter_types);
-  args->output_size_in_bytes = TotalBytes(program.result_types);
-  // Results the host backend writes into donated parameters, and its arena of temporaries.
+  const backend::Executable& compiled = *args->executable->executable->program().executable;
+  const backend::BufferLayout& layout = compiled.layout();
+  args->generated_code_size_in_bytes = compiled.reports().generated_code_bytes;
+  args->argument_size_in_bytes = TotalBytes(layout.parameter_types);
+  args->output_size_in_bytes = TotalBytes(layout.result_types);
+  // Results written into donated parameters, and the arena of temporaries.
   int64_t alias = 0;
-  int64_t temp = 0;
-  if (program.host != nullptr) {
-    const std::vector<int>& aliases = program.host->result_aliases();
-    for (size_t r = 0; r < aliases.size() && r < program.result_types.size(); ++r) {
-      if (aliases[r] >= 0 && program.result_types[r].is_tensor()) {
-        alias += static_cast<int64_t>(program.result_types[r].shape().ByteSize());
-      }
+  for (size_t r = 0; r < layout.result_aliases.size() && r < layout.result_types.size(); ++r) {
+    if (layout.result_aliases[r] >= 0 && layout.result_types[r].is_tensor()) {
+      alias += static_cast<int64_t>(layout.result_types[r].shape().ByteSize());
     }
-    temp = program.host->arena_bytes();
   }
+  const int64_t temp = layout.temp_bytes;
   args->alias_size_in_bytes = alias;
   args->temp_size_in_bytes = temp;
   args->host_generated_code_size_in_bytes = 0;

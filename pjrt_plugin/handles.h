@@ -11,8 +11,9 @@
 
 #include "pjrt_plugin/include/pjrt_c_api.h"
 #include "pjrt_plugin/named_values.h"
-#include "runtime/async_event.h"
+#include "base/async_event.h"
 #include "runtime/buffer.h"
+#include "compiler/backend/backend.h"
 #include "runtime/client.h"
 
 // Owned by its PJRT_Device; the framework gets it from PJRT_Device_GetDescription.
@@ -63,6 +64,8 @@ struct PJRT_TopologyDescription {
 // Owned by the framework (PJRT_Client_Destroy).
 struct PJRT_Client {
   std::shared_ptr<ember::runtime::Client> client;
+  // The backends that compile this client's programs (registered when the client is created).
+  std::shared_ptr<const ember::backend::BackendRegistry> backends;
   std::string platform_version;
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<std::unique_ptr<ember::pjrt::EmberMemory>> memories;
@@ -85,7 +88,7 @@ struct PJRT_Buffer {
 
 // Owned by the framework (PJRT_Event_Destroy). Destroying it never cancels registered callbacks.
 struct PJRT_Event {
-  ember::runtime::AsyncEventRef event;
+  ember::AsyncEventRef event;
 };
 
 #endif  // EMBER_PJRT_PLUGIN_HANDLES_H_

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
-#include "runtime/async_event.h"
+#include "base/async_event.h"
 #include "runtime/device.h"
 #include "stream_executor/device_memory.h"
 

@@ -7,11 +7,12 @@
 #include "base/status_macros.h"
 #include "compiler/ir/byte_strides.h"
 #include "runtime/host_layout.h"
+#include "collectives/collectives_factory.h"
 #include "stream_executor/platform_factory.h"
 
 namespace ember::runtime {
 
-absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& options) {
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& options) {
   if (options.host_device_count < 1 || options.host_device_count > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_device_count must be between 1 and 1024, got ", options.host_device_count));
@@ -26,7 +27,12 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
   if (options.platform == "auto" && client->platform_->Name() == "host") {
     client->fallback_reason_ = se::LastAutoFallbackReason();
   }
-  client->process_index_ = options.process_index;
+  client->options_ = options;
+  // Collectives are optional: a platform without a transport still runs single-device work, and a
+  // multi-device program on it fails at compile time with the reason.
+  absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
+      collectives::CreateCollectives(client->platform_->Name(), options.collective_timeout);
+  if (collectives.ok()) client->collectives_ = *std::move(collectives);
   const int count = client->platform_->DeviceCount();
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     EMBER_ASSIGN_OR_RETURN(se::Executor * executor, client->platform_->ExecutorForDevice(ordinal));

@@ -10,22 +10,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
-#include "runtime/async_event.h"
+#include "base/async_event.h"
+#include "base/options.h"
+#include "collectives/collectives.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "stream_executor/platform.h"
 
 namespace ember::runtime {
-
-struct ClientOptions {
-  std::string platform = "auto";  // "host", "cuda" or "auto"
-  int host_device_count = 1;
-  std::optional<int64_t> memory_limit_bytes;
-  int process_index = 0;
-  std::string cuda_library_path;  // se::PlatformOptions::cuda_library_path
-};
 
 // How long the caller keeps a host buffer unchanged (PJRT's host-buffer semantics).
 enum class HostBufferSemantics {
@@ -37,7 +32,7 @@ enum class HostBufferSemantics {
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  static absl::StatusOr<std::shared_ptr<Client>> Create(const ClientOptions& options);
+  static absl::StatusOr<std::shared_ptr<Client>> Create(const DeviceOptions& options);
   ~Client();
 
   // "ember" for every platform: JAX selects the plugin by this name.
@@ -46,7 +41,16 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string_view se_platform_name() const { return platform_->Name(); }
   const std::string& fallback_reason() const { return fallback_reason_; }
   std::string PlatformVersion() const;
-  int process_index() const { return process_index_; }
+  int process_index() const { return options_.process_index; }
+  const DeviceOptions& options() const { return options_; }
+  // The transport collectives among this client's devices run on (its communicators are cached
+  // there, shared by every executable). Null when the platform has none.
+  const std::shared_ptr<collectives::Collectives>& collectives() const { return collectives_; }
+  // Multi-device launches are put on the devices' streams under this lock, so every stream sees
+  // them in the same order: a launch waiting at a collective on one device can never wait for a
+  // peer stuck behind a later launch on another. Shared, so that a launch's callbacks hold the
+  // lock and not the client (a client must never be destroyed on one of its own stream threads).
+  const std::shared_ptr<absl::Mutex>& launch_order_mutex() const { return launch_order_mu_; }
 
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   const std::vector<Device*>& addressable_devices() const { return device_ptrs_; }
@@ -69,7 +73,9 @@ class Client : public std::enable_shared_from_this<Client> {
   Client() = default;
   std::unique_ptr<se::Platform> platform_;
   std::string fallback_reason_;
-  int process_index_ = 0;
+  DeviceOptions options_;
+  std::shared_ptr<collectives::Collectives> collectives_;
+  std::shared_ptr<absl::Mutex> launch_order_mu_ = std::make_shared<absl::Mutex>();
   std::vector<std::unique_ptr<MemorySpace>> memories_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_ptrs_;

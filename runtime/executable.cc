@@ -1,76 +1,19 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
-#include "compiler/host/collective_hooks.h"
-#include "compiler/evaluator/evaluator.h"
 #include "runtime/host_layout.h"
-#include "runtime/spmd_program.h"
 
 namespace ember::runtime {
 namespace {
 
 std::string DimsString(absl::Span<const int64_t> dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
-}
-
-// Reads a device allocation into a literal (device memory is read through the executor, so
-// this works on any platform; on host devices it is a memcpy).
-absl::StatusOr<ir::Literal> ReadLiteral(const ir::ValueType& type, Device* device,
-                                        const DeviceAllocation& allocation) {
-  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::Create(type.shape()));
-  const uint64_t size = literal.bytes().size();
-  if (size > 0) {
-    EMBER_RETURN_IF_ERROR(device->executor()->SynchronousMemcpyD2H(literal.mutable_bytes().data(),
-                                                                   allocation.memory(), size));
-  }
-  return literal;
-}
-
-absl::Status WriteResults(std::vector<ir::Literal>& results, Device* device,
-                          const std::vector<std::shared_ptr<DeviceAllocation>>& out) {
-  if (results.size() != out.size()) {
-    return absl::InternalError(
-        absl::StrCat("the program returned ", results.size(), " values, expected ", out.size()));
-  }
-  for (size_t r = 0; r < results.size(); ++r) {
-    const auto bytes = results[r].bytes();
-    if (bytes.size() != out[r]->memory().size) {
-      return absl::InternalError(absl::StrCat("result ", r, " has ", bytes.size(),
-                                              " bytes, expected ", out[r]->memory().size));
-    }
-    if (!bytes.empty()) {
-      EMBER_RETURN_IF_ERROR(
-          device->executor()->SynchronousMemcpyH2D(out[r]->memory(), bytes.data(), bytes.size()));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Runs a program on one host device without copies: parameters are read where the argument
-// buffers live and results are written into the output allocations: fresh memory, or the memory
-// of a donated argument where the program's result_aliases() allow it (donated arguments stay
-// alive in `holds` until the launch is done).
-absl::Status RunInPlace(const compiler::CompiledProgram& program,
-                        const std::vector<Buffer::Hold>& holds,
-                        const std::vector<std::shared_ptr<DeviceAllocation>>& out,
-                        const eval::EvalOptions& options) {
-  std::vector<const void*> args(holds.size());
-  for (size_t i = 0; i < holds.size(); ++i) args[i] = holds[i].allocation->memory().opaque;
-  std::vector<void*> results(out.size());
-  std::vector<uint64_t> sizes(out.size());
-  for (size_t r = 0; r < out.size(); ++r) {
-    results[r] = out[r]->memory().opaque;
-    sizes[r] = out[r]->memory().size;
-  }
-  return program.host->RunInPlace(args, results, sizes, options);
 }
 
 // May a result be written into argument p's memory as far as the launch itself goes? Not when
@@ -91,104 +34,68 @@ AsyncEventRef Completion(const AsyncEventRef& use) {
   return done;
 }
 
-absl::Duration DefaultCollectiveTimeout() {
-  if (const char* env = std::getenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(env, &end);
-    if (end != env && seconds > 0) return absl::Seconds(seconds);
-  }
-  return absl::Seconds(60);
-}
-
-// Multi-device launches are put on the devices' streams under one lock, so every stream sees
-// the launches in the same order: a launch waiting at a collective on one device can never wait
-// for a peer stuck behind a later launch on another.
-absl::Mutex& EnqueueMutex() {
-  static absl::Mutex* mu = new absl::Mutex();
-  return *mu;
-}
-
-// What the devices of one multi-device launch share.
-struct LaunchGroup {
-  uint64_t run_id = 0;
-  std::shared_ptr<collectives::InProcessCollectives> hub;
-  std::shared_ptr<const host::LaunchTopology> topology;
-  std::shared_ptr<const compiler::CompiledProgram> program;
-  std::shared_ptr<const SpmdProgram> spmd;
-  std::atomic<int> remaining{0};
-
-  // SPMD: every device deposits its shards; the last one runs the global program.
-  absl::Mutex mu;
-  int arrived ABSL_GUARDED_BY(mu) = 0;
-  bool finished ABSL_GUARDED_BY(mu) = false;
-  absl::Status status ABSL_GUARDED_BY(mu);
-  std::vector<std::vector<ir::Literal>> shards ABSL_GUARDED_BY(mu);
-  std::vector<std::vector<ir::Literal>> results ABSL_GUARDED_BY(mu);
-
-  host::JoinFn Join() const {
-    collectives::InProcessCollectives* h = hub.get();
-    return [h](const collectives::CliqueKey& key, int rank) { return h->Join(key, rank); };
-  }
-
-  // Device d's part of an SPMD launch: `args` are its shards (or the error that kept it from
-  // reading them). Returns its result shards once the global run is done.
-  absl::StatusOr<std::vector<ir::Literal>> SpmdStep(size_t d,
-                                                    absl::StatusOr<std::vector<ir::Literal>> args) {
-    const int n = static_cast<int>(topology->device_ids.size());
-    absl::MutexLock lock(&mu);
-    if (shards.empty()) shards.resize(n);
-    if (!args.ok()) {
-      if (status.ok()) status = args.status();
-    } else {
-      shards[d] = *std::move(args);
-    }
-    if (++arrived == n) {
-      if (status.ok()) {
-        std::vector<std::vector<ir::Literal>> inputs = std::move(shards);
-        mu.Unlock();
-        absl::StatusOr<std::vector<std::vector<ir::Literal>>> out =
-            spmd->Run(std::move(inputs), *hub, run_id);
-        mu.Lock();
-        if (out.ok()) {
-          results = *std::move(out);
-        } else {
-          status = out.status();
-        }
-      }
-      finished = true;
-    } else {
-      mu.Await(absl::Condition(&finished));
-    }
-    if (!status.ok()) return status;
-    return std::move(results[d]);
-  }
+// One device's part of a launch: what it binds, what it holds until it is done, and the events
+// it sets then.
+struct DeviceLaunch {
+  Device* device = nullptr;
+  std::vector<Buffer::Hold> holds;
+  std::vector<std::shared_ptr<DeviceAllocation>> out;
+  std::shared_ptr<DeviceAllocation> temp;
+  std::vector<AsyncEventRef> out_ready;
+  AsyncEventRef done;
+  backend::ExecuteParams params;
 };
+
+// Sets a device launch's events with `status` and lets go of what it held.
+void Finish(DeviceLaunch& d, const absl::Status& status) {
+  for (const auto& ready : d.out_ready) ready->Set(status);
+  d.done->Set(status);
+  d.holds.clear();
+  d.temp.reset();
+}
+
+// Enqueues a device's launch and, after it, the completion that finishes it (the launch's own
+// failures, recorded in its status, or a failure of the stream). `on_done` runs once with the
+// result. Errors enqueueing the launch are returned (nothing was enqueued then, or what was will
+// be skipped because the launch status failed).
+absl::Status Enqueue(const backend::Executable& executable, const std::shared_ptr<DeviceLaunch>& d,
+                     std::function<void(const absl::Status&)> on_done) {
+  se::Stream* stream = d->device->compute_stream();
+  absl::Status enqueued = executable.ExecuteOnStream(d->params);
+  if (!enqueued.ok()) d->params.status->Fail(enqueued);
+  absl::StatusOr<std::shared_ptr<se::Event>> event = stream->RecordEvent();
+  if (!event.ok()) return event.status();
+  (*event)->AndThen([d, on_done = std::move(on_done)](absl::Status stream_status) {
+    on_done(stream_status.ok() ? d->params.status->status() : stream_status);
+  });
+  return enqueued;
+}
 
 }  // namespace
 
 Executable::~Executable() = default;
 
-void Executable::set_collective_timeout(absl::Duration timeout) {
-  collectives_ = std::make_shared<collectives::InProcessCollectives>(timeout);
-}
-
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     std::shared_ptr<Client> client, std::unique_ptr<compiler::CompiledProgram> program) {
   auto executable = std::unique_ptr<Executable>(new Executable());
   const auto& options = program->options;
+  if (program->executable == nullptr) {
+    return absl::InvalidArgumentError("the program was not compiled by a backend");
+  }
   const int64_t num_devices = options.num_replicas * options.num_partitions;
   if (num_devices < 1) {
     return absl::InvalidArgumentError(absl::StrCat("a program needs at least one device, got ",
                                                    options.num_replicas, " replicas x ",
                                                    options.num_partitions, " partitions"));
   }
-  for (const ir::ValueType& type : program->result_types) {
+  const backend::BufferLayout& layout = program->executable->layout();
+  for (const ir::ValueType& type : layout.result_types) {
     if (!type.is_tensor()) {
       return absl::UnimplementedError(absl::StrCat("entry results of type ", type.ToString(),
                                                    " are not supported yet"));
     }
   }
-  for (const ir::ValueType& type : program->parameter_types) {
+  for (const ir::ValueType& type : layout.parameter_types) {
     if (!type.is_tensor()) {
       return absl::UnimplementedError(absl::StrCat("entry parameters of type ", type.ToString(),
                                                    " are not supported yet"));
@@ -223,39 +130,20 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
       return absl::InvalidArgumentError(
           absl::StrCat("the device assignment names ", device->DebugString(), " twice"));
     }
-    if (!device->executor()->MemoryIsHostAccessible()) {
-      // Launches run the reference evaluator in a stream callback, which may not call into the
-      // CUDA driver; GPU execution arrives with the CUDA backend.
-      return absl::UnimplementedError(absl::StrCat(
-          "executing programs on ", device->DebugString(),
-          " is not supported yet (Ember runs programs on host devices; use EMBER_PLATFORM=host)"));
+    if (device->platform() != program->executable->platform()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the program was compiled by the ", program->executable->backend(), " backend for ",
+          program->executable->platform(), " devices and cannot run on ", device->DebugString()));
     }
   }
-  executable->parameter_types_ = program->parameter_types;
-  executable->result_types_ = program->result_types;
-  bool has_manual = false;
-  for (const auto& inst : program->entry->instructions()) {
-    const ir::Attribute* target = inst->attribute("call_target_name");
-    has_manual |= inst->opcode() == ir::Opcode::kCustomCall && target != nullptr &&
-                  target->kind == ir::Attribute::Kind::kString &&
-                  target->s == "sdy.manual_computation";
+  if (executable->devices_.size() > 1 && client->collectives() == nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the program runs on ", executable->devices_.size(), " ",
+        std::string(client->se_platform_name()),
+        " devices, but Ember has no collectives transport for them yet"));
   }
-  if ((options.num_partitions > 1 && options.use_spmd_partitioning) || has_manual) {
-    if (options.num_replicas != 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "SPMD programs over several replicas (", options.num_replicas,
-          " replicas x ", options.num_partitions, " partitions) are not supported yet"));
-    }
-    std::vector<int64_t> ids;
-    for (Device* device : executable->devices_) ids.push_back(device->id());
-    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<SpmdProgram> spmd,
-                           SpmdProgram::Create(*program, std::move(ids)));
-    executable->parameter_types_ = spmd->shard_parameter_types();
-    executable->result_types_ = spmd->shard_result_types();
-    executable->spmd_ = std::move(spmd);
-  }
-  executable->collectives_ =
-      std::make_shared<collectives::InProcessCollectives>(DefaultCollectiveTimeout());
+  executable->parameter_types_ = layout.parameter_types;
+  executable->result_types_ = layout.result_types;
   executable->client_ = std::move(client);
   executable->program_ = std::move(program);
   return executable;
@@ -279,7 +167,7 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, where, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
           DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
-          spmd_ != nullptr ? " (its shard on one device)" : ""));
+          program_->spmd ? " (its shard on one device)" : ""));
     }
     if (buffer->device() != device) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is on ",
@@ -310,6 +198,8 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   for (size_t d = 0; d < devices.size(); ++d) {
     EMBER_RETURN_IF_ERROR(CheckArguments(arguments[d], devices[d], d));
   }
+  const backend::Executable& compiled = *program_->executable;
+  const backend::BufferLayout& layout = compiled.layout();
   Launch launch;
   for (size_t d = 0; d < devices.size(); ++d) launch.done.push_back(AsyncEvent::Create());
   // Each argument records its device's done event as a use of its memory (a later launch that
@@ -323,16 +213,18 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       for (const AsyncEventRef& e : done) e->Set(absl::CancelledError("the launch did not start"));
     }
   } unless_queued{launch.done};
-  std::vector<std::vector<Buffer::Hold>> holds(devices.size());
+  std::vector<std::shared_ptr<DeviceLaunch>> work(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
+    work[d] = std::make_shared<DeviceLaunch>();
+    work[d]->device = devices[d];
+    work[d]->done = launch.done[d];
     for (Buffer* buffer : arguments[d]) {
       EMBER_ASSIGN_OR_RETURN(Buffer::Hold hold, buffer->Acquire("Execute", launch.done[d]));
-      holds[d].push_back(std::move(hold));
+      work[d]->holds.push_back(std::move(hold));
     }
   }
   // Which arguments are donated, and which results may then be written into a donated
-  // argument's memory instead of fresh memory (decided by the compiler; only programs that run
-  // as they are, not SPMD programs, whose devices run shards of another program).
+  // argument's memory instead of fresh memory (decided by the backend).
   std::vector<bool> donated(parameter_types_.size(), false);
   for (size_t i = 0; i < donated.size(); ++i) {
     donated[i] = i < program_->donatable.size() && program_->donatable[i] &&
@@ -342,31 +234,32 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   std::vector<std::vector<int>> alias_of(devices.size(),
                                          std::vector<int>(result_types_.size(), -1));
   std::vector<std::vector<bool>> donor(devices.size(), std::vector<bool>(donated.size(), false));
-  if (spmd_ == nullptr && program_->host != nullptr) {
-    const std::vector<int>& aliases = program_->host->result_aliases();
-    for (size_t d = 0; d < devices.size(); ++d) {
-      for (size_t r = 0; r < result_types_.size() && r < aliases.size(); ++r) {
-        const int p = aliases[r];
-        if (p < 0 || static_cast<size_t>(p) >= donated.size() || !donated[p] ||
-            !Unshared(arguments[d], holds[d], p)) {
-          continue;
-        }
-        alias_of[d][r] = p;
-        donor[d][p] = true;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t r = 0; r < result_types_.size() && r < layout.result_aliases.size(); ++r) {
+      const int p = layout.result_aliases[r];
+      if (p < 0 || static_cast<size_t>(p) >= donated.size() || !donated[p] ||
+          !Unshared(arguments[d], work[d]->holds, p)) {
+        continue;
       }
+      alias_of[d][r] = p;
+      donor[d][p] = true;
     }
   }
-  std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> out_allocations(devices.size());
-  std::vector<std::vector<AsyncEventRef>> out_ready(devices.size());
-  // Fresh memory first, so a failed allocation leaves every argument as it was.
+  // Fresh memory first (results, the arena of temporaries), so a failed allocation leaves every
+  // argument as it was.
   for (size_t d = 0; d < devices.size(); ++d) {
-    out_allocations[d].resize(result_types_.size());
+    DeviceLaunch& w = *work[d];
+    w.out.resize(result_types_.size());
     for (size_t r = 0; r < result_types_.size(); ++r) {
       if (alias_of[d][r] >= 0) continue;
       const ir::ValueType& type = result_types_[r];
       EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
-      EMBER_ASSIGN_OR_RETURN(out_allocations[d][r],
-                             DeviceAllocation::Allocate(devices[d]->executor(), size));
+      EMBER_ASSIGN_OR_RETURN(w.out[r], DeviceAllocation::Allocate(devices[d]->executor(), size));
+    }
+    if (layout.temp_bytes > 0) {
+      EMBER_ASSIGN_OR_RETURN(w.temp, DeviceAllocation::Allocate(
+                                         devices[d]->executor(),
+                                         static_cast<uint64_t>(layout.temp_bytes)));
     }
   }
   // Donated inputs are deleted now; their memory lives until the launch is done, or on in the
@@ -388,15 +281,24 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       for (const AsyncEventRef& use : *uses) donor_uses[d].push_back(Completion(use));
     }
   }
+  std::shared_ptr<const compiler::CompiledProgram> program = program_;
+  std::shared_ptr<collectives::CliqueScope> scope;
+  if (devices.size() > 1) {
+    scope = std::make_shared<collectives::CliqueScope>(client_->collectives());
+  }
+  std::vector<int64_t> device_ids;
+  for (Device* device : devices) device_ids.push_back(device->id());
+  std::vector<AsyncEventRef> inputs_ready;
   for (size_t d = 0; d < devices.size(); ++d) {
+    DeviceLaunch& w = *work[d];
     Device* device = devices[d];
     std::vector<std::unique_ptr<Buffer>> outputs;
     for (size_t r = 0; r < result_types_.size(); ++r) {
       const ir::ValueType& type = result_types_[r];
-      std::shared_ptr<DeviceAllocation>& allocation = out_allocations[d][r];
+      std::shared_ptr<DeviceAllocation>& allocation = w.out[r];
       if (alias_of[d][r] >= 0) {
         if (donor[d][alias_of[d][r]]) {
-          allocation = holds[d][alias_of[d][r]].allocation;
+          allocation = w.holds[alias_of[d][r]].allocation;
         } else {
           EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
           EMBER_ASSIGN_OR_RETURN(allocation, DeviceAllocation::Allocate(device->executor(), size));
@@ -406,135 +308,92 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       outputs.push_back(std::make_unique<Buffer>(client_, device, device->default_memory(),
                                                  type.element_type(), type.dims(), allocation,
                                                  ready));
-      out_ready[d].push_back(std::move(ready));
+      w.out_ready.push_back(std::move(ready));
     }
     launch.outputs.push_back(std::move(outputs));
+    // The launch's allocations, in the layout's order: arguments, results, arena.
+    std::vector<se::DeviceMemory> memory;
+    for (const Buffer::Hold& hold : w.holds) memory.push_back(hold.allocation->memory());
+    for (const auto& allocation : w.out) memory.push_back(allocation->memory());
+    if (w.temp != nullptr) memory.push_back(w.temp->memory());
+    auto collective = std::make_shared<backend::CollectiveParams>();
+    collective->scope = scope;
+    collective->device_ids = device_ids;
+    collective->num_replicas = devices.size() > 1 ? num_replicas() : 1;
+    collective->num_partitions = devices.size() > 1 ? num_partitions() : 1;
+    collective->replica_id = static_cast<int64_t>(d) / collective->num_partitions;
+    collective->partition_id = static_cast<int64_t>(d) % collective->num_partitions;
+    w.params.stream = device->compute_stream();
+    w.params.owner = program;
+    w.params.buffers = std::make_shared<backend::BufferAllocations>(std::move(memory));
+    w.params.status = std::make_shared<backend::LaunchStatus>();
+    w.params.collectives = std::move(collective);
+    for (const auto& hold : w.holds) inputs_ready.push_back(hold.ready);
+    inputs_ready.insert(inputs_ready.end(), donor_uses[d].begin(), donor_uses[d].end());
   }
   unless_queued.queued = true;
-  std::shared_ptr<const compiler::CompiledProgram> program = program_;
-  const std::vector<ir::ValueType> parameter_types = parameter_types_;
 
-  if (devices.size() == 1 && spmd_ == nullptr) {
-    Device* device = devices[0];
-    std::vector<AsyncEventRef> inputs_ready = donor_uses[0];
-    for (const auto& hold : holds[0]) inputs_ready.push_back(hold.ready);
-    auto finish = [out_ready = out_ready[0], done = launch.done[0]](const absl::Status& status) {
-      for (const auto& ready : out_ready) ready->Set(status);
-      done->Set(status);
-    };
-    se::Stream* stream = device->compute_stream();
-    AsyncEvent::AfterAll(inputs_ready)->AndThen(
-        [=, holds = std::move(holds[0]), out = out_allocations[0]](absl::Status status) mutable {
-          if (!status.ok()) {
-            finish(status);
-            return;
-          }
-          absl::AnyInvocable<absl::Status() &&> run =
-              [=, holds = std::move(holds)]() -> absl::Status {
-            absl::Status result = RunInPlace(*program, holds, out, eval::EvalOptions{});
-            finish(result);
-            // A failed program fails its outputs, not the device's stream.
-            return absl::OkStatus();
-          };
-          if (program->run_inline && stream->TryRunHostCallbackInline(run)) return;
-          absl::Status enqueued = stream->EnqueueHostCallback(std::move(run));
-          if (!enqueued.ok()) finish(enqueued);
-        });
+  if (devices.size() == 1) {
+    std::shared_ptr<DeviceLaunch> w = work[0];
+    AsyncEvent::AfterAll(inputs_ready)->AndThen([w, program](absl::Status status) {
+      if (!status.ok()) {
+        Finish(*w, status);
+        return;
+      }
+      const backend::Executable& compiled = *program->executable;
+      se::Stream* stream = w->device->compute_stream();
+      if (compiled.dispatch_inline()) {
+        // A cheap launch runs on this thread when the stream is idle: the work it enqueues runs
+        // at once (Stream::TryRunHostCallbackInline), so it is done when the call returns. Its
+        // events are set only then, outside the inline run: what they set off (another launch's
+        // enqueue, say) must not run as part of it.
+        absl::Status enqueued;
+        absl::AnyInvocable<absl::Status() &&> run = [&]() -> absl::Status {
+          enqueued = compiled.ExecuteOnStream(w->params);
+          return absl::OkStatus();
+        };
+        if (stream->TryRunHostCallbackInline(run)) {
+          w->params.status->Fail(enqueued);
+          Finish(*w, w->params.status->status());
+          return;
+        }
+      }
+      absl::Status enqueued =
+          Enqueue(compiled, w, [w](const absl::Status& result) { Finish(*w, result); });
+      if (!enqueued.ok() && !w->done->IsReady()) Finish(*w, enqueued);
+    });
     return launch;
   }
 
-  // Several devices. Once every device's inputs are ready, one launch per device is put on the
-  // devices' streams under one lock, so all streams see multi-device launches in the same
-  // order (a launch waiting at a collective never waits for a peer stuck behind a later launch),
-  // and no stream ever blocks waiting for inputs that work queued behind it would produce.
-  auto group = std::make_shared<LaunchGroup>();
-  group->hub = collectives_;
-  group->run_id = collectives_->NewRunId();
-  group->program = program_;
-  group->spmd = spmd_;
-  group->remaining = static_cast<int>(devices.size());
-  {
-    auto topology = std::make_shared<host::LaunchTopology>();
-    topology->num_replicas = num_replicas();
-    topology->num_partitions = num_partitions();
-    for (Device* device : devices) topology->device_ids.push_back(device->id());
-    group->topology = std::move(topology);
-  }
-  struct DeviceWork {
-    Device* device = nullptr;
-    std::vector<Buffer::Hold> holds;
-    std::vector<std::shared_ptr<DeviceAllocation>> out;
-    std::vector<AsyncEventRef> out_ready;
-    AsyncEventRef done;
-    int64_t replica = 0;
-    int64_t partition = 0;
+  // Several devices. Once every device's inputs are ready, the launch is put on the devices'
+  // streams under the client's launch-order lock, so all streams see multi-device launches in
+  // the same order (a launch waiting at a collective never waits for a peer stuck behind a later
+  // launch), and no stream ever blocks waiting for inputs that work queued behind it would
+  // produce. A device that fails aborts the launch's cliques, so its peers fail instead of
+  // waiting at their collectives.
+  auto finish = [scope](DeviceLaunch& w, const absl::Status& status) {
+    if (!status.ok()) scope->Abort(status);
+    Finish(w, status);
   };
-  auto work = std::make_shared<std::vector<DeviceWork>>(devices.size());
-  std::vector<AsyncEventRef> inputs_ready;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    DeviceWork& w = (*work)[d];
-    w.device = devices[d];
-    for (const auto& hold : holds[d]) inputs_ready.push_back(hold.ready);
-    inputs_ready.insert(inputs_ready.end(), donor_uses[d].begin(), donor_uses[d].end());
-    w.holds = std::move(holds[d]);
-    w.out = std::move(out_allocations[d]);
-    w.out_ready = std::move(out_ready[d]);
-    w.done = launch.done[d];
-    w.replica = static_cast<int64_t>(d) / num_partitions();
-    w.partition = static_cast<int64_t>(d) % num_partitions();
-  }
-  auto finish = [](LaunchGroup& g, DeviceWork& w, const absl::Status& status) {
-    if (!status.ok()) g.hub->Abort(g.run_id, status);
-    for (const auto& ready : w.out_ready) ready->Set(status);
-    w.done->Set(status);
-    if (--g.remaining == 0) g.hub->Forget(g.run_id);
-  };
-  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish,
-                                               parameter_types](absl::Status status) {
+  std::shared_ptr<absl::Mutex> launch_order = client_->launch_order_mutex();
+  AsyncEvent::AfterAll(inputs_ready)->AndThen([work, finish, launch_order,
+                                               program](absl::Status status) {
     if (!status.ok()) {
-      for (DeviceWork& w : *work) finish(*group, w, status);
+      for (const auto& w : work) finish(*w, status);
       return;
     }
-    std::vector<std::pair<size_t, absl::Status>> not_enqueued;
+    std::vector<std::pair<std::shared_ptr<DeviceLaunch>, absl::Status>> not_enqueued;
     {
-      absl::MutexLock lock(&EnqueueMutex());
-      for (size_t d = 0; d < work->size(); ++d) {
-        DeviceWork* w = &(*work)[d];
-        absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
-            [group, work, w, d, finish, parameter_types]() -> absl::Status {
-              if (group->spmd == nullptr) {
-                host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
-                                              w->replica, w->partition);
-                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
-                return absl::OkStatus();
-              }
-              absl::StatusOr<std::vector<ir::Literal>> args =
-                  [&]() -> absl::StatusOr<std::vector<ir::Literal>> {
-                std::vector<ir::Literal> literals;
-                for (size_t i = 0; i < w->holds.size(); ++i) {
-                  EMBER_ASSIGN_OR_RETURN(
-                      ir::Literal literal,
-                      ReadLiteral(parameter_types[i], w->device, *w->holds[i].allocation));
-                  literals.push_back(std::move(literal));
-                }
-                return literals;
-              }();
-              absl::Status result = [&]() -> absl::Status {
-                std::vector<ir::Literal> results;
-                EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
-                return WriteResults(results, w->device, w->out);
-              }();
-              finish(*group, *w, result);
-              return absl::OkStatus();
-            });
-        if (!enqueued.ok()) not_enqueued.emplace_back(d, enqueued);
+      absl::MutexLock lock(launch_order.get());
+      for (const auto& w : work) {
+        absl::Status enqueued = Enqueue(*program->executable, w,
+                                        [w, finish](const absl::Status& result) { finish(*w, result); });
+        if (!enqueued.ok()) not_enqueued.emplace_back(w, enqueued);
       }
     }
-    for (auto& [d, error] : not_enqueued) {
-      // Peers already enqueued wait for this device: at their collectives (the abort in finish
-      // wakes them) or, for SPMD programs, at the shard exchange (this error completes it).
-      if (group->spmd != nullptr) (void)group->SpmdStep(d, error);
-      finish(*group, (*work)[d], error);
+    for (auto& [w, error] : not_enqueued) {
+      // Peers already enqueued wait for this device at their collectives: the abort fails them.
+      if (!w->done->IsReady()) finish(*w, error);
     }
   });
   return launch;

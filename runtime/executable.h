@@ -3,10 +3,9 @@
 //
 // Several devices: the device assignment's replica r, partition p is device r * P + p. Every
 // device runs the program on its own stream with its own replica/partition ids, and the
-// collective ops of one launch meet through an in-process collectives hub (keyed by a run id per
-// launch, so launches in flight from several threads never mix). SPMD programs (partitions > 1
-// with use_spmd_partitioning) come as one global program with sharding annotations and take and
-// return per-device shards; spmd_program.h runs them.
+// collective ops of one launch run on the client's collectives transport, through one
+// CliqueScope per launch (a failing device aborts the cliques its peers wait in). An SPMD program
+// arrives in its per-device form (the compiler's spmd pass): every device runs it on its shards.
 #ifndef EMBER_RUNTIME_EXECUTABLE_H_
 #define EMBER_RUNTIME_EXECUTABLE_H_
 
@@ -15,16 +14,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "collectives/in_process/in_process_collectives.h"
 #include "compiler/driver/compile_program.h"
+#include "compiler/backend/executable.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 
 namespace ember::runtime {
-
-class SpmdProgram;
 
 class Executable {
  public:
@@ -39,16 +35,9 @@ class Executable {
   const std::vector<Device*>& devices() const { return devices_; }
   int64_t num_replicas() const { return program_->options.num_replicas; }
   int64_t num_partitions() const { return program_->options.num_partitions; }
-  // What one device takes and returns: the program's types, or the shard types of an SPMD
-  // program.
+  // What one device takes and returns (for an SPMD program, its shards).
   const std::vector<ir::ValueType>& device_parameter_types() const { return parameter_types_; }
   const std::vector<ir::ValueType>& device_result_types() const { return result_types_; }
-  bool is_spmd() const { return spmd_ != nullptr; }
-  const SpmdProgram* spmd() const { return spmd_.get(); }
-
-  // How long a device waits at a collective for its peers before the launch fails
-  // (default 60 s, or EMBER_COLLECTIVE_TIMEOUT_SECONDS).
-  void set_collective_timeout(absl::Duration timeout);
 
   struct Launch {
     std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;  // per device, per result
@@ -72,8 +61,6 @@ class Executable {
   std::vector<Device*> devices_;
   std::vector<ir::ValueType> parameter_types_;
   std::vector<ir::ValueType> result_types_;
-  std::shared_ptr<collectives::InProcessCollectives> collectives_;
-  std::shared_ptr<const SpmdProgram> spmd_;
   std::atomic<bool> deleted_{false};
 };
 

@@ -36,10 +36,11 @@ class Stream {
   virtual absl::Status EnqueueHostCallback(absl::AnyInvocable<absl::Status() &&> fn) = 0;
 
   // Runs `fn` now on the calling thread when the stream is idle (nothing queued or running),
-  // exactly as EnqueueHostCallback would once the stream reached it, and returns true; work
-  // enqueued meanwhile waits for it. Returns false, leaving `fn` untouched, when the stream is busy
-  // or cannot run host work inline (CUDA). For cheap launches, whose thread hop would cost more
-  // than the work.
+  // exactly as EnqueueHostCallback would once the stream reached it, and returns true: work `fn`
+  // itself enqueues on this stream runs at once, in order (the calling thread acts as the stream),
+  // so it is done when the call returns; work other threads enqueue meanwhile waits for it.
+  // Returns false, leaving `fn` untouched, when the stream is busy or cannot run host work inline
+  // (CUDA). For cheap launches, whose thread hop would cost more than the work.
   virtual bool TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) {
     (void)fn;
     return false;

@@ -17,9 +17,17 @@ WorkerThread::~WorkerThread() {
 }
 
 void WorkerThread::Schedule(Task task) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(std::move(task));
-  ++scheduled_;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!(inline_running_ && inline_thread_ == std::this_thread::get_id())) {
+      queue_.push_back(std::move(task));
+      ++scheduled_;
+      return;
+    }
+  }
+  // Scheduled by the task running inline on this thread: it is the next task, and the worker
+  // waits for the inline task anyway.
+  std::move(task)();
 }
 
 absl::Status WorkerThread::WaitUntilIdle() {
@@ -40,6 +48,7 @@ bool WorkerThread::TryRunInline(absl::FunctionRef<void()> fn) {
     absl::MutexLock lock(&mu_);
     if (stop_ || inline_running_ || finished_ != scheduled_) return false;
     inline_running_ = true;
+    inline_thread_ = std::this_thread::get_id();
     ++scheduled_;
   }
   fn();

@@ -28,7 +28,9 @@ class WorkerThread {
   // Runs every task already scheduled, then joins the thread.
   ~WorkerThread();
 
-  // Thread-safe; may be called from a task (it never waits for the worker).
+  // Thread-safe; may be called from a task (it never waits for the worker). Called from the
+  // thread running a TryRunInline task, it runs `task` at once: that thread is acting as the
+  // worker, and the task is next in its order.
   void Schedule(Task task);
 
   // Blocks until every task scheduled before the call has finished. FailedPrecondition when
@@ -36,8 +38,9 @@ class WorkerThread {
   absl::Status WaitUntilIdle();
 
   // Runs `fn` now, on the calling thread, as if it were the next task, when the worker is idle
-  // (nothing queued or running, not stopping); tasks scheduled meanwhile wait for it. Returns
-  // false, without running `fn`, otherwise, and on the worker's own thread.
+  // (nothing queued or running, not stopping); tasks other threads schedule meanwhile wait for it,
+  // and tasks `fn` itself schedules run at once, in order. Returns false, without running `fn`,
+  // otherwise, and on the worker's own thread.
   bool TryRunInline(absl::FunctionRef<void()> fn);
 
   bool IsCurrentThread() const;
@@ -52,6 +55,7 @@ class WorkerThread {
   uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool inline_running_ ABSL_GUARDED_BY(mu_) = false;  // TryRunInline is running a task
+  std::thread::id inline_thread_ ABSL_GUARDED_BY(mu_);  // the thread running it
   std::thread thread_;  // last: starts after, and is joined before, the members it uses
 };
 

@@ -2,246 +2,357 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "collectives/reduction.h"
 
 namespace ember::collectives {
-namespace {
 
-class InProcessCommunicator final : public Communicator {
+// What one rank brings to a rendezvous.
+struct Deposit {
+  bool arrived = false;
+  const char* op = "";
+  DataType type = DataType::kU8;
+  std::vector<uint8_t> payload;
+};
+
+// The ranks' n-th operation on one clique.
+struct Rendezvous {
+  std::vector<Deposit> deposits;
+  int arrived = 0;
+  bool complete = false;
+  absl::Status status;
+  // AllReduce: the first rank done waiting reduces for everyone (n - 1 combines instead of
+  // n * (n - 1)); the others copy its result.
+  absl::Mutex reduce_mu;
+  bool reduced ABSL_GUARDED_BY(reduce_mu) = false;
+  absl::Status reduce_status ABSL_GUARDED_BY(reduce_mu);
+  std::vector<uint8_t> reduced_bytes ABSL_GUARDED_BY(reduce_mu);
+};
+
+class InProcessClique {
  public:
-  InProcessCommunicator(InProcessCollectives* hub, CliqueKey key, int rank)
-      : hub_(hub), key_(std::move(key)), rank_(rank) {}
+  InProcessClique(CliqueKey key, absl::Duration timeout)
+      : key_(std::move(key)), timeout_(timeout), next_seq_(key_.devices.size(), 0) {}
 
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(key_.devices.size()); }
+  const CliqueKey& key() const { return key_; }
 
-  absl::Status AllReduce(ConstBytes send, MutableBytes recv, const ReduceFn& reduce) override {
-    EMBER_RETURN_IF_ERROR(CheckSize(CollectiveKind::kAllReduce, "recv", recv.size(), send.size()));
-    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kAllReduce, send));
-    absl::MutexLock lock(&rv->reduce_mu);
-    if (!rv->reduced) {
-      std::vector<ConstBytes> inputs;
-      for (const auto& d : rv->deposits) inputs.push_back(ConstBytes(d.payload));
-      rv->reduced_bytes.resize(recv.size());
-      rv->reduce_status = reduce(inputs, MutableBytes(rv->reduced_bytes));
-      rv->reduced = true;
+  // Deposits a copy of `payload` as `rank`'s next operation and waits for the other ranks'.
+  absl::StatusOr<std::shared_ptr<Rendezvous>> Exchange(RankId rank, const char* op,
+                                                       DataType type, const uint8_t* payload,
+                                                       size_t bytes) {
+    const int n = key_.size();
+    std::vector<uint8_t> copy(payload, payload + bytes);
+    absl::MutexLock lock(&mu_);
+    if (!failed_.ok()) return failed_;
+    const uint64_t seq = next_seq_[rank.value]++;
+    std::shared_ptr<Rendezvous>& slot = pending_[seq];
+    if (slot == nullptr) {
+      slot = std::make_shared<Rendezvous>();
+      slot->deposits.resize(n);
     }
-    if (!rv->reduce_status.ok()) return rv->reduce_status;
-    if (!recv.empty()) std::memcpy(recv.data(), rv->reduced_bytes.data(), recv.size());
-    return absl::OkStatus();
-  }
-
-  absl::Status AllGather(ConstBytes send, MutableBytes recv) override {
-    EMBER_RETURN_IF_ERROR(
-        CheckSize(CollectiveKind::kAllGather, "recv", recv.size(), send.size() * size()));
-    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kAllGather, send));
-    for (int r = 0; r < size(); ++r) Copy(rv->deposits[r].payload, 0, send.size(), recv, r);
-    return absl::OkStatus();
-  }
-
-  absl::Status ReduceScatter(ConstBytes send, MutableBytes recv, const ReduceFn& reduce) override {
-    EMBER_RETURN_IF_ERROR(
-        CheckSize(CollectiveKind::kReduceScatter, "send", send.size(), recv.size() * size()));
-    EMBER_ASSIGN_OR_RETURN(auto rv,
-                           hub_->Exchange(key_, rank_, CollectiveKind::kReduceScatter, send));
-    std::vector<ConstBytes> inputs;
-    for (const auto& d : rv->deposits) {
-      inputs.push_back(ConstBytes(d.payload).subspan(rank_ * recv.size(), recv.size()));
-    }
-    return reduce(inputs, recv);
-  }
-
-  absl::Status AllToAll(ConstBytes send, MutableBytes recv) override {
-    EMBER_RETURN_IF_ERROR(CheckSize(CollectiveKind::kAllToAll, "recv", recv.size(), send.size()));
-    if (send.size() % size() != 0) {
-      return Error(CollectiveKind::kAllToAll,
-                   absl::StrCat(send.size(), " bytes do not split into ", size(), " blocks"));
-    }
-    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kAllToAll, send));
-    const size_t block = send.size() / size();
-    for (int r = 0; r < size(); ++r) Copy(rv->deposits[r].payload, rank_ * block, block, recv, r);
-    return absl::OkStatus();
-  }
-
-  absl::Status CollectivePermute(ConstBytes send, MutableBytes recv, std::optional<int> source,
-                                 absl::Span<const int> targets) override {
-    EMBER_RETURN_IF_ERROR(
-        CheckSize(CollectiveKind::kCollectivePermute, "recv", recv.size(), send.size()));
-    if (source.has_value() && (*source < 0 || *source >= size())) {
-      return Error(CollectiveKind::kCollectivePermute,
-                   absl::StrCat("source rank ", *source, " out of range"));
-    }
-    for (int t : targets) {
-      if (t < 0 || t >= size()) {
-        return Error(CollectiveKind::kCollectivePermute,
-                     absl::StrCat("target rank ", t, " out of range"));
+    std::shared_ptr<Rendezvous> rv = slot;
+    Deposit& mine = rv->deposits[rank.value];
+    mine.arrived = true;
+    mine.op = op;
+    mine.type = type;
+    mine.payload = std::move(copy);
+    if (++rv->arrived == n) {
+      // The last one in checks that everyone ran the same operation on the same data.
+      for (int r = 0; r < n && rv->status.ok(); ++r) {
+        const Deposit& d = rv->deposits[r];
+        if (std::strcmp(d.op, op) != 0 || d.type != type) {
+          rv->status = absl::InvalidArgumentError(absl::StrCat(
+              key_.ToString(), ", operation ", seq, ": rank ", r, " ran ", d.op, " on ",
+              DataTypeName(d.type), " but rank ", rank.value, " ran ", op, " on ",
+              DataTypeName(type)));
+        } else if (d.payload.size() != mine.payload.size()) {
+          rv->status = absl::InvalidArgumentError(absl::StrCat(
+              op, " (", key_.ToString(), "): rank ", r, " sent ", d.payload.size(),
+              " bytes but rank ", rank.value, " sent ", mine.payload.size()));
+        }
       }
+      rv->complete = true;
+      pending_.erase(seq);
+      if (!rv->status.ok()) FailLocked(rv->status);
+    } else {
+      Rendezvous* raw = rv.get();
+      auto done = [this, raw]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return raw->complete || !failed_.ok();
+      };
+      if (!mu_.AwaitWithTimeout(absl::Condition(&done), timeout_)) {
+        std::vector<int64_t> missing;
+        for (int r = 0; r < n; ++r) {
+          if (!rv->deposits[r].arrived) missing.push_back(key_.devices[r]);
+        }
+        FailLocked(absl::DeadlineExceededError(absl::StrCat(
+            op, " (", key_.ToString(), ", rank ", rank.value, "): timed out after ",
+            absl::FormatDuration(timeout_), " waiting for devices [", absl::StrJoin(missing, ","),
+            "] to join (", rv->arrived, " of ", n, " arrived)")));
+      }
+      if (!rv->complete) return failed_;
     }
-    EMBER_ASSIGN_OR_RETURN(auto rv,
-                           hub_->Exchange(key_, rank_, CollectiveKind::kCollectivePermute, send));
-    if (source.has_value()) {
-      Copy(rv->deposits[*source].payload, 0, recv.size(), recv, 0);
-    } else if (!recv.empty()) {
-      std::memset(recv.data(), 0, recv.size());
-    }
-    return absl::OkStatus();
+    if (!rv->status.ok()) return rv->status;
+    return rv;
   }
 
-  absl::Status Broadcast(ConstBytes send, MutableBytes recv, int root) override {
-    EMBER_RETURN_IF_ERROR(CheckSize(CollectiveKind::kBroadcast, "recv", recv.size(), send.size()));
-    if (root < 0 || root >= size()) {
-      return Error(CollectiveKind::kBroadcast, absl::StrCat("root rank ", root, " out of range"));
-    }
-    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kBroadcast, send));
-    Copy(rv->deposits[root].payload, 0, recv.size(), recv, 0);
-    return absl::OkStatus();
+  void Fail(const absl::Status& status) {
+    absl::MutexLock lock(&mu_);
+    FailLocked(status);
   }
-
-  absl::Status Reduce(ConstBytes send, MutableBytes recv, int root,
-                      const ReduceFn& reduce) override {
-    EMBER_RETURN_IF_ERROR(CheckSize(CollectiveKind::kReduce, "recv", recv.size(), send.size()));
-    if (root < 0 || root >= size()) {
-      return Error(CollectiveKind::kReduce, absl::StrCat("root rank ", root, " out of range"));
-    }
-    EMBER_ASSIGN_OR_RETURN(auto rv, hub_->Exchange(key_, rank_, CollectiveKind::kReduce, send));
-    if (rank_ != root) {
-      if (!recv.empty()) std::memset(recv.data(), 0, recv.size());
-      return absl::OkStatus();
-    }
-    std::vector<ConstBytes> inputs;
-    for (const auto& d : rv->deposits) inputs.push_back(ConstBytes(d.payload));
-    return reduce(inputs, recv);
+  absl::Status health() const {
+    absl::MutexLock lock(&mu_);
+    return failed_;
   }
 
  private:
-  absl::Status Error(CollectiveKind kind, const std::string& what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(CollectiveKindName(kind), " (", key_.ToString(), ", rank ", rank_, "): ", what));
-  }
-  absl::Status CheckSize(CollectiveKind kind, const char* which, size_t got, size_t want) const {
-    if (got == want) return absl::OkStatus();
-    return Error(kind, absl::StrCat(which, " has ", got, " bytes, expected ", want));
-  }
-  // Copies `n` bytes at `offset` of `from` into block `block` (of n bytes) of `to`.
-  static void Copy(const std::vector<uint8_t>& from, size_t offset, size_t n, MutableBytes to,
-                   int block) {
-    if (n > 0) std::memcpy(to.data() + block * n, from.data() + offset, n);
+  void FailLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (failed_.ok()) failed_ = status;
+    pending_.clear();
   }
 
-  InProcessCollectives* hub_;
-  CliqueKey key_;
-  int rank_;
+  const CliqueKey key_;
+  const absl::Duration timeout_;
+  mutable absl::Mutex mu_;
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> next_seq_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Rendezvous>> pending_ ABSL_GUARDED_BY(mu_);
 };
 
-std::string MapKey(const CliqueKey& key) {
-  return absl::StrCat(key.run_id, "/", key.op, "/", absl::StrJoin(key.devices, ","));
+namespace {
+
+// Runs `op` now (null stream) or when `stream` reaches it; the event carries its status.
+AsyncEventRef RunOn(se::Stream* stream, std::function<absl::Status()> op) {
+  if (stream == nullptr) return AsyncEvent::CreateReady(op());
+  AsyncEventRef done = AsyncEvent::Create();
+  absl::Status enqueued = stream->EnqueueHostCallback([op = std::move(op), done]() {
+    absl::Status status = op();
+    done->Set(status);
+    return status;
+  });
+  if (!enqueued.ok()) done->Set(enqueued);
+  return done;
 }
+
+// Operations enqueued on a stream hold the communicator (shared_from_this): the caller may drop
+// its reference before the stream reaches them.
+class InProcessCommunicator final : public Communicator,
+                                    public std::enable_shared_from_this<InProcessCommunicator> {
+ public:
+  InProcessCommunicator(std::shared_ptr<InProcessClique> clique, RankId rank)
+      : clique_(std::move(clique)), rank_(rank) {}
+
+  RankId rank() const override { return rank_; }
+  int size() const override { return clique_->key().size(); }
+  const CliqueKey& clique() const override { return clique_->key(); }
+
+  AsyncEventRef AllReduce(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                          size_t count, ReductionKind kind, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "all_reduce";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckReduction(op, type, kind));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
+      absl::MutexLock lock(&rv->reduce_mu);
+      if (!rv->reduced) {
+        rv->reduced_bytes = rv->deposits[0].payload;
+        for (int r = 1; r < size() && rv->reduce_status.ok(); ++r) {
+          rv->reduce_status = Accumulate(type, kind, rv->deposits[r].payload.data(),
+                                         rv->reduced_bytes.data(), count);
+        }
+        rv->reduced = true;
+      }
+      EMBER_RETURN_IF_ERROR(Annotate(op, rv->reduce_status));
+      Copy(rv->reduced_bytes.data(), recv.opaque, bytes);
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef AllGather(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                          size_t count, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "all_gather";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes * size()));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
+      for (int r = 0; r < size(); ++r) {
+        Copy(rv->deposits[r].payload.data(), static_cast<uint8_t*>(recv.opaque) + r * bytes, bytes);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef ReduceScatter(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                              size_t count, ReductionKind kind, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "reduce_scatter";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckReduction(op, type, kind));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes * size()));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes * size()));
+      const size_t offset = rank_.value * bytes;
+      std::vector<uint8_t> acc(rv->deposits[0].payload.begin() + offset,
+                               rv->deposits[0].payload.begin() + offset + bytes);
+      for (int r = 1; r < size(); ++r) {
+        EMBER_RETURN_IF_ERROR(Annotate(
+            op, Accumulate(type, kind, rv->deposits[r].payload.data() + offset, acc.data(), count)));
+      }
+      Copy(acc.data(), recv.opaque, bytes);
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef AllToAll(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                         size_t count, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "all_to_all";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes * size()));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes * size()));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes * size()));
+      for (int r = 0; r < size(); ++r) {
+        Copy(rv->deposits[r].payload.data() + rank_.value * bytes,
+             static_cast<uint8_t*>(recv.opaque) + r * bytes, bytes);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef CollectivePermute(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                                  size_t count, std::optional<RankId> source,
+                                  absl::Span<const RankId> targets, se::Stream* stream) override {
+    std::vector<RankId> target_list(targets.begin(), targets.end());
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "collective_permute";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
+      if (source.has_value()) EMBER_RETURN_IF_ERROR(CheckRank(op, "source", *source));
+      for (RankId t : target_list) EMBER_RETURN_IF_ERROR(CheckRank(op, "target", t));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
+      if (source.has_value()) {
+        Copy(rv->deposits[source->value].payload.data(), recv.opaque, bytes);
+      } else if (bytes > 0) {
+        std::memset(recv.opaque, 0, bytes);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef Broadcast(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
+                          size_t count, RankId root, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "broadcast";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
+      EMBER_RETURN_IF_ERROR(CheckRank(op, "root", root));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
+      Copy(rv->deposits[root.value].payload.data(), recv.opaque, bytes);
+      return absl::OkStatus();
+    });
+  }
+
+  AsyncEventRef Reduce(se::DeviceMemory send, se::DeviceMemory recv, DataType type, size_t count,
+                       ReductionKind kind, RankId root, se::Stream* stream) override {
+    return RunOn(stream, [=, this, self = shared_from_this()]() -> absl::Status {
+      const char* op = "reduce";
+      const size_t bytes = count * DataTypeBytes(type);
+      EMBER_RETURN_IF_ERROR(CheckReduction(op, type, kind));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
+      EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
+      EMBER_RETURN_IF_ERROR(CheckRank(op, "root", root));
+      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
+      if (rank_ != root) {
+        if (bytes > 0) std::memset(recv.opaque, 0, bytes);
+        return absl::OkStatus();
+      }
+      std::vector<uint8_t> acc = rv->deposits[0].payload;
+      for (int r = 1; r < size(); ++r) {
+        EMBER_RETURN_IF_ERROR(
+            Annotate(op, Accumulate(type, kind, rv->deposits[r].payload.data(), acc.data(), count)));
+      }
+      Copy(acc.data(), recv.opaque, bytes);
+      return absl::OkStatus();
+    });
+  }
+
+  void Abort(const absl::Status& reason) override { clique_->Fail(reason); }
+  absl::Status HealthCheck() const override { return clique_->health(); }
+
+ private:
+  absl::StatusOr<std::shared_ptr<Rendezvous>> Exchange(const char* op, DataType type,
+                                                       se::DeviceMemory send, size_t bytes) {
+    absl::StatusOr<std::shared_ptr<Rendezvous>> rv = clique_->Exchange(
+        rank_, op, type, static_cast<const uint8_t*>(send.opaque), bytes);
+    if (!rv.ok()) clique_->Fail(rv.status());
+    return rv;
+  }
+  absl::Status Error(const char* op, const std::string& what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, " (", clique_->key().ToString(), ", rank ", rank_.value, "): ", what));
+  }
+  absl::Status Annotate(const char* op, const absl::Status& status) const {
+    if (status.ok()) return status;
+    return absl::Status(status.code(), absl::StrCat(op, " (", clique_->key().ToString(), ", rank ",
+                                                    rank_.value, "): ", status.message()));
+  }
+  absl::Status CheckReduction(const char* op, DataType type, ReductionKind kind) const {
+    if (IsValidReduction(kind, type)) return absl::OkStatus();
+    return Error(op, absl::StrCat("reduction '", ReductionKindName(kind), "' is not defined on ",
+                                  DataTypeName(type)));
+  }
+  absl::Status CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,
+                           size_t bytes) const {
+    if (bytes > 0 && mem.opaque == nullptr) return Error(op, absl::StrCat(which, " is null"));
+    if (mem.size < bytes) {
+      return Error(op, absl::StrCat(which, " holds ", mem.size, " bytes, the operation needs ",
+                                    bytes));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status CheckRank(const char* op, const char* which, RankId r) const {
+    if (r.value >= 0 && r.value < size()) return absl::OkStatus();
+    return Error(op, absl::StrCat(which, " rank ", r.value, " out of range for ", size(), " ranks"));
+  }
+  static void Copy(const void* from, void* to, size_t bytes) {
+    if (bytes > 0) std::memcpy(to, from, bytes);
+  }
+
+  std::shared_ptr<InProcessClique> clique_;
+  RankId rank_;
+};
 
 }  // namespace
 
 InProcessCollectives::InProcessCollectives(absl::Duration timeout) : timeout_(timeout) {}
 InProcessCollectives::~InProcessCollectives() = default;
 
-absl::StatusOr<std::unique_ptr<Communicator>> InProcessCollectives::Join(const CliqueKey& key,
-                                                                         int rank) {
-  if (key.devices.empty()) return absl::InvalidArgumentError("a clique needs at least one device");
-  if (rank < 0 || rank >= static_cast<int>(key.devices.size())) {
+absl::StatusOr<std::shared_ptr<Communicator>> InProcessCollectives::GetCommunicator(
+    const CliqueKey& clique, RankId rank) {
+  if (clique.devices.empty()) {
+    return absl::InvalidArgumentError("a clique needs at least one device");
+  }
+  if (rank.value < 0 || rank.value >= clique.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank, " out of range for ", key.ToString()));
+        absl::StrCat("rank ", rank.value, " out of range for ", clique.ToString()));
   }
-  return std::unique_ptr<Communicator>(new InProcessCommunicator(this, key, rank));
-}
-
-void InProcessCollectives::Abort(uint64_t run_id, const absl::Status& status) {
   absl::MutexLock lock(&mu_);
-  aborted_.try_emplace(run_id, status);
-}
-
-void InProcessCollectives::Forget(uint64_t run_id) {
-  absl::MutexLock lock(&mu_);
-  aborted_.erase(run_id);
-}
-
-absl::StatusOr<std::shared_ptr<const InProcessCollectives::Rendezvous>>
-InProcessCollectives::Exchange(const CliqueKey& key, int rank, CollectiveKind kind,
-                               ConstBytes payload) {
-  const int n = static_cast<int>(key.devices.size());
-  const std::string map_key = MapKey(key);
-  std::vector<uint8_t> copy(payload.begin(), payload.end());
-  absl::MutexLock lock(&mu_);
-  auto aborted = [&]() -> const absl::Status* {
-    auto it = aborted_.find(key.run_id);
-    return it == aborted_.end() ? nullptr : &it->second;
-  };
-  if (const absl::Status* s = aborted()) {
-    return absl::Status(s->code(), absl::StrCat(CollectiveKindName(kind), " (", key.ToString(),
-                                                "): the launch was aborted: ",
-                                                std::string(s->message())));
+  std::shared_ptr<InProcessClique>& slot = cliques_[clique];
+  if (slot == nullptr || !slot->health().ok()) {
+    slot = std::make_shared<InProcessClique>(clique, timeout_);
   }
-  std::shared_ptr<Rendezvous>& slot = pending_[map_key];
-  if (slot == nullptr) {
-    slot = std::make_shared<Rendezvous>();
-    slot->deposits.resize(n);
-  }
-  std::shared_ptr<Rendezvous> rv = slot;
-  Deposit& mine = rv->deposits[rank];
-  if (mine.arrived) {
-    return absl::InternalError(absl::StrCat(CollectiveKindName(kind), " (", key.ToString(),
-                                            "): rank ", rank, " joined twice"));
-  }
-  mine.arrived = true;
-  mine.kind = kind;
-  mine.payload = std::move(copy);
-  if (++rv->arrived == n) {
-    // The last one in checks that everyone ran the same operation on the same amount of data.
-    for (int r = 0; r < n; ++r) {
-      const Deposit& d = rv->deposits[r];
-      if (d.kind != kind) {
-        rv->status = absl::InvalidArgumentError(absl::StrCat(
-            key.ToString(), ": rank ", r, " ran ", CollectiveKindName(d.kind), " but rank ", rank,
-            " ran ", CollectiveKindName(kind)));
-        break;
-      }
-      if (d.payload.size() != rv->deposits[rank].payload.size()) {
-        rv->status = absl::InvalidArgumentError(absl::StrCat(
-            CollectiveKindName(kind), " (", key.ToString(), "): rank ", r, " sent ",
-            d.payload.size(), " bytes but rank ", rank, " sent ",
-            rv->deposits[rank].payload.size()));
-        break;
-      }
-    }
-    rv->complete = true;
-    pending_.erase(map_key);
-  } else {
-    Rendezvous* raw = rv.get();
-    auto done = [this, raw, run_id = key.run_id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return raw->complete || aborted_.contains(run_id);
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&done), timeout_)) {
-      std::vector<int64_t> missing;
-      for (int r = 0; r < n; ++r) {
-        if (!rv->deposits[r].arrived) missing.push_back(key.devices[r]);
-      }
-      rv->status = absl::DeadlineExceededError(absl::StrCat(
-          CollectiveKindName(kind), " (", key.ToString(), "): timed out after ",
-          absl::FormatDuration(timeout_), " waiting for devices [", absl::StrJoin(missing, ","),
-          "] to join (", rv->arrived, " of ", n, " arrived)"));
-      rv->complete = true;
-      auto it = pending_.find(map_key);
-      if (it != pending_.end() && it->second == rv) pending_.erase(it);
-    } else if (!rv->complete) {
-      const absl::Status* s = aborted();
-      return absl::Status(s->code(), absl::StrCat(CollectiveKindName(kind), " (", key.ToString(),
-                                                  "): the launch was aborted: ",
-                                                  std::string(s->message())));
-    }
-  }
-  if (!rv->status.ok()) return rv->status;
-  return std::shared_ptr<const Rendezvous>(rv);
+  return std::shared_ptr<Communicator>(std::make_shared<InProcessCommunicator>(slot, rank));
 }
 
 }  // namespace ember::collectives

@@ -35,12 +35,9 @@ std::string Fingerprint(absl::Span<const uint8_t> code, const frontend::CompileO
   return absl::StrCat("ember-", absl::Hex(h, absl::kZeroPad16));
 }
 
-absl::StatusOr<host::HostBackend> HostBackendFromFlags() {
-  const std::optional<std::string> flag = EmberFlag("host_backend");
-  if (!flag.has_value() || *flag == "compiled") return host::HostBackend::kCompiled;
-  if (*flag == "evaluator") return host::HostBackend::kEvaluator;
-  return absl::InvalidArgumentError(absl::StrCat("EMBER_FLAGS: --host_backend=", *flag,
-                                                 " is not one of compiled, evaluator"));
+std::optional<std::string> DumpDirectory(const CompilerOptions& options) {
+  if (options.dump_to.empty()) return std::nullopt;
+  return options.dump_to;
 }
 
 bool IsDonor(const ir::AttributeMap& attrs) {
@@ -102,48 +99,6 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,
 }
 
 namespace {
-
-// See CompiledProgram::run_inline.
-bool IsCheapLaunch(const ir::Computation& entry) {
-  if (entry.instructions().size() > CompiledProgram::kInlineInstructions) return false;
-  auto small = [](const ir::Value* v) {
-    return !v->type().is_tensor() || v->type().shape().ByteSize() <= CompiledProgram::kInlineBytes;
-  };
-  for (const auto& p : entry.parameters()) {
-    if (!small(p.get())) return false;
-  }
-  for (const auto& inst : entry.instructions()) {
-    switch (inst->opcode()) {
-      // Bounded work over their operands: their regions are per-element bodies.
-      case ir::Opcode::kReduce:
-      case ir::Opcode::kSort:
-      case ir::Opcode::kMap:
-      case ir::Opcode::kReduceWindow:
-      case ir::Opcode::kScatter:
-      case ir::Opcode::kSelectAndScatter:
-        break;
-      // Host transfers, callbacks and cross-device work may block or take long.
-      case ir::Opcode::kCustomCall:
-      case ir::Opcode::kInfeed:
-      case ir::Opcode::kOutfeed:
-      case ir::Opcode::kSend:
-      case ir::Opcode::kRecv:
-      case ir::Opcode::kAllGather:
-      case ir::Opcode::kAllToAll:
-      case ir::Opcode::kCollectiveBroadcast:
-      case ir::Opcode::kCollectivePermute:
-      case ir::Opcode::kCollectiveReduce:
-        return false;
-      default:
-        // Loops, conditionals, calls, and collectives with reduction bodies.
-        if (!inst->regions().empty()) return false;
-    }
-    for (size_t r = 0; r < inst->num_results(); ++r) {
-      if (!small(inst->result(r))) return false;
-    }
-  }
-  return true;
-}
 
 bool IsBounded(const ir::ValueType& type) {
   return type.is_tensor() && type.shape().bounds() != nullptr;
@@ -211,7 +166,8 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
-    const frontend::CompileOptions& options, absl::Span<const uint8_t> source) {
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
+    const backend::Backend& backend, const CompilerOptions& compiler_options) {
   EMBER_RETURN_IF_ERROR(ir::Verify(*module));
   EMBER_RETURN_IF_ERROR(CheckStaticShapes(entry != nullptr ? entry : module->entry()));
   auto program = std::make_unique<CompiledProgram>();
@@ -223,9 +179,42 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   }
   program->options = options;
   program->name = program->module->name();
+  program->fingerprint = Fingerprint(source, options);
+  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
+  auto dump = [&](const std::string& suffix, const std::string& text) {
+    return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
+                         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
+                                                   text.size()));
+  };
   // Required lowerings first, for every backend: buffers of quantized parameters and results
   // hold their storage integers, so the signature below is the lowered one.
   EMBER_RETURN_IF_ERROR(passes::CreateRequiredLoweringPipeline().Run(*program->module).status());
+  EMBER_ASSIGN_OR_RETURN(program->signature,
+                         ReadProgramSignature(*program->module, *program->entry));
+  // An SPMD program becomes the per-device program every device runs.
+  bool has_manual = false;
+  for (const auto& inst : program->entry->instructions()) {
+    const ir::Attribute* target = inst->attribute("call_target_name");
+    has_manual |= inst->opcode() == ir::Opcode::kCustomCall && target != nullptr &&
+                  target->kind == ir::Attribute::Kind::kString &&
+                  target->s == "sdy.manual_computation";
+  }
+  program->spmd = (options.num_partitions > 1 && options.use_spmd_partitioning) || has_manual;
+  if (program->spmd) {
+    if (options.num_replicas != 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "SPMD programs over several replicas (", options.num_replicas, " replicas x ",
+          options.num_partitions, " partitions) are not supported yet"));
+    }
+    passes::PassPipeline spmd;
+    spmd.Add(passes::CreateSpmdReplicatePass(options.num_partitions));
+    if (dump_dir.has_value()) {
+      spmd.set_after_pass([&](int, const std::string& name, bool, const ir::Module& module) {
+        return dump(absl::StrCat("00.", name, ".txt"), module.ToString());
+      });
+    }
+    EMBER_RETURN_IF_ERROR(spmd.Run(*program->module).status());
+  }
   for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());
   program->result_types = program->entry->result_types();
   const auto& arg_attrs = program->entry->arg_attributes();
@@ -233,19 +222,11 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     program->donatable.push_back(i < arg_attrs.size() && IsDonor(arg_attrs[i]));
   }
   program->donations = DonationCandidates(*program->entry);
-  program->fingerprint = Fingerprint(source, options);
 
-  // The signature and donation plan above are the program as JAX sent it; the passes keep the
-  // entry's signature and rewrite its body. The evaluator backend runs the program unoptimized
-  // (after the required lowerings above).
-  EMBER_ASSIGN_OR_RETURN(const host::HostBackend backend, HostBackendFromFlags());
-  const std::optional<std::string> dump_dir = DumpDirectory(options);
-  auto dump = [&](const std::string& suffix, const std::string& text) {
-    return WriteDumpFile(*dump_dir, absl::StrCat(program->fingerprint, ".", suffix),
-                         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
-                                                   text.size()));
-  };
-  if (backend == host::HostBackend::kCompiled) {
+  // The signature and donation plan above are the program as JAX sent it (in its per-device
+  // form); the passes keep the entry's signature and rewrite its body. A backend that runs the
+  // reference evaluator takes the program unoptimized (after the required lowerings above).
+  if (backend.wants_optimized_module()) {
     passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
     if (dump_dir.has_value()) {
       pipeline.set_after_pass([&](int index, const std::string& name, bool,
@@ -256,21 +237,20 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     }
     EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
   }
-  EMBER_ASSIGN_OR_RETURN(program->host, host::HostExecutable::Compile(*program->entry, backend,
-                                                                     program->donations));
-  program->run_inline = program->host->backend() == host::HostBackend::kCompiled &&
-                        IsCheapLaunch(*program->entry);
-  if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {
-    EMBER_RETURN_IF_ERROR(dump("fusion.dot", program->host->FusionPlanDot()));
-    EMBER_RETURN_IF_ERROR(dump("cost.txt", program->host->CostReport()));
-    EMBER_RETURN_IF_ERROR(dump("buffers.txt", program->host->BufferAssignmentReport()));
+  EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations));
+  if (dump_dir.has_value()) {
+    const backend::ExecutableReports& reports = program->executable->reports();
+    if (!reports.fusion_plan_dot.empty()) EMBER_RETURN_IF_ERROR(dump("fusion.dot", reports.fusion_plan_dot));
+    EMBER_RETURN_IF_ERROR(dump("cost.txt", reports.cost_report));
+    if (!reports.buffer_report.empty()) EMBER_RETURN_IF_ERROR(dump("buffers.txt", reports.buffer_report));
   }
   return program;
 }
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
-    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options) {
-  const std::optional<std::string> dump_dir = DumpDirectory(options);
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
+    const backend::Backend& backend, const CompilerOptions& compiler_options) {
+  const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
   if (dump_dir.has_value()) {
     // Dump the input first, so a program that fails to compile can be replayed.
     const char* suffix = format != "mlir" ? ".hlo.pb" : IsMlirBytecode(code) ? ".mlirbc" : ".mlir";
@@ -284,7 +264,29 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
         *dump_dir, absl::StrCat(Fingerprint(code, options), ".imported.txt"),
         absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
   }
-  return CompileModule(std::move(module), nullptr, options, code);
+  return CompileModule(std::move(module), nullptr, options, code, backend, compiler_options);
+}
+
+absl::StatusOr<const backend::Backend*> SelectBackend(const backend::BackendRegistry& registry,
+                                                      std::string_view platform,
+                                                      const CompilerOptions& options) {
+  std::string name(platform);
+  if (platform == "host") {
+    if (options.host_backend == "evaluator") {
+      name = "evaluator";
+    } else if (options.host_backend != "compiled") {
+      return absl::InvalidArgumentError(absl::StrCat("host_backend '", options.host_backend,
+                                                     "' is not one of compiled, evaluator"));
+    }
+  }
+  const backend::Backend* backend = registry.Find(name);
+  if (backend == nullptr || backend->platform() != platform) {
+    return absl::UnimplementedError(absl::StrCat(
+        "executing programs on ", std::string(platform),
+        " devices is not supported yet (Ember runs programs on host devices; use "
+        "EMBER_PLATFORM=host)"));
+  }
+  return backend;
 }
 
 }  // namespace ember::compiler

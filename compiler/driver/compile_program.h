@@ -1,6 +1,7 @@
-// The compiler driver: program bytes (MLIR bytecode or text; HLO proto later) plus compile
-// options in, a verified ir::Module with its signature and donation plan out. Backends take it
-// from here.
+// The compiler driver: program bytes (MLIR bytecode or text, or an HloModuleProto) plus compile
+// options in; frontend, verifier, the required lowerings, the per-device (SPMD) form, the shared
+// optimization passes, then the chosen backend; out comes a CompiledProgram: the module, its
+// signature and donation plan, and the backend's Executable.
 #ifndef EMBER_COMPILER_DRIVER_COMPILE_PROGRAM_H_
 #define EMBER_COMPILER_DRIVER_COMPILE_PROGRAM_H_
 
@@ -11,8 +12,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/options.h"
+#include "compiler/driver/program_signature.h"
 #include "compiler/frontend/options/compile_options.h"
-#include "compiler/host/host_executable.h"
+#include "compiler/backend/backend.h"
+#include "compiler/backend/executable.h"
 #include "compiler/ir/module.h"
 
 namespace ember::compiler {
@@ -22,8 +26,14 @@ struct CompiledProgram {
   ir::Computation* entry = nullptr;
   frontend::CompileOptions options;
   std::string name;  // the module's name (JAX: "jit_f")
+  // What one device takes and returns (for an SPMD program: its shards).
   std::vector<ir::ValueType> parameter_types;
   std::vector<ir::ValueType> result_types;
+  // The program as the framework wrote it: global types and how they are split.
+  ProgramSignature signature;
+  // An SPMD program (use_spmd_partitioning over several partitions, or manual computations),
+  // turned into its per-device form.
+  bool spmd = false;
   // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
   std::vector<bool> donatable;
   // Donated parameters and the results that may take their memory: tf.aliasing_output names
@@ -32,28 +42,30 @@ struct CompiledProgram {
   std::vector<passes::IoAlias> donations;
   // A stable hash of the program and the options that change its meaning.
   std::string fingerprint;
-  // What host devices run per launch.
-  std::unique_ptr<host::HostExecutable> host;
-  // A launch so small (a few kernels over at most kInlineBytes per value, no loops, calls,
-  // collectives or host transfers) that handing it to the device's stream thread would cost more
-  // than running it: a single-device launch runs it on the calling thread when the stream is idle,
-  // as XLA:CPU runs cheap computations inline.
-  bool run_inline = false;
-  static constexpr int64_t kInlineBytes = 64 * 1024;
-  static constexpr size_t kInlineInstructions = 64;
+  // What the devices run per launch (it reads `module`, which outlives it).
+  std::unique_ptr<backend::Executable> executable;
 };
 
 // `format` is PJRT's program format ("mlir" or "hlo"). Errors name the stage and, for program
 // errors, the op and its source location.
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
-    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options);
+    std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
+    const backend::Backend& backend, const CompilerOptions& compiler_options = {});
 
 // Verifies an already-imported `module` and builds the program around `entry` (null: the
 // module's entry(): @main or its only public function). `source` (the program's bytes or text)
 // feeds the fingerprint.
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     std::unique_ptr<ir::Module> module, ir::Computation* entry,
-    const frontend::CompileOptions& options, absl::Span<const uint8_t> source);
+    const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
+    const backend::Backend& backend, const CompilerOptions& compiler_options = {});
+
+// The backend that compiles for `platform`'s devices ("host", "cuda") under `options` (the host
+// backend "host", or "evaluator" with host_backend = evaluator); a clear error when none of the
+// registered ones does.
+absl::StatusOr<const backend::Backend*> SelectBackend(const backend::BackendRegistry& registry,
+                                                      std::string_view platform,
+                                                      const CompilerOptions& options);
 
 // Parses and imports program bytes to a module without verifying it (for tools).
 absl::StatusOr<std::unique_ptr<ir::Module>> ReadProgram(std::string_view format,

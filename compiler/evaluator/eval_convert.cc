@@ -173,8 +173,8 @@ T ReducePrecisionElement(T x, int exponent_bits, int mantissa_bits) {
     std::memcpy(&out, &r, 4);
     return out;
   } else {
-    constexpr const ir::FloatFormat& kFormat = T::kFormat;
-    if constexpr (kFormat.encoding == ir::FloatEncoding::kIeee) {
+    constexpr const FloatFormat& kFormat = T::kFormat;
+    if constexpr (kFormat.encoding == FloatEncoding::kIeee) {
       return T::FromBits(static_cast<typename T::Rep>(
           ReducePrecisionBits(x.bits, kFormat.total_bits(), kFormat.mantissa_bits, exponent_bits,
                               mantissa_bits, is_nan)));

@@ -319,8 +319,8 @@ std::optional<uint64_t> UlpDistance(double a, double b, ir::ElementType type) {
       bits = b32;
       width = 32;
     } else {
-      const ir::FloatFormat* fmt = ir::NarrowFloatFormat(type);
-      bits = ir::EncodeFloat(*fmt, v);
+      const FloatFormat* fmt = ir::NarrowFloatFormat(type);
+      bits = EncodeFloat(*fmt, v);
       width = fmt->total_bits();
     }
     const uint64_t sign = uint64_t{1} << (width - 1);

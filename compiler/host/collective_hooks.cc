@@ -11,13 +11,25 @@
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_family_support.h"
 #include "compiler/ir/element_type.h"
+#include "compiler/passes/collective_reduction.h"
 
 namespace ember::host {
 namespace {
 
 namespace fs = eval::family_support;
-using collectives::ConstBytes;
-using collectives::MutableBytes;
+using ConstBytes = absl::Span<const uint8_t>;
+using MutableBytes = absl::Span<uint8_t>;
+
+// Data a collective only moves goes as bytes.
+constexpr collectives::DataType kBytes = collectives::DataType::kU8;
+
+// Host memory as the device memory of a host device (what it is on the host platform).
+se::DeviceMemory Memory(ConstBytes bytes) {
+  return se::DeviceMemory{const_cast<uint8_t*>(bytes.data()), bytes.size()};
+}
+se::DeviceMemory Memory(std::vector<uint8_t>& bytes) {
+  return se::DeviceMemory{bytes.data(), bytes.size()};
+}
 
 enum class Mode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
 
@@ -127,124 +139,6 @@ absl::StatusOr<const ir::Literal*> ArrayOf(const ir::Instruction& inst,
   return &operands[i].array;
 }
 
-// ---- Reduction with the op's region -------------------------------------------------------------
-
-bool IsLiftable(ir::Opcode op) {
-  switch (op) {
-    case ir::Opcode::kAdd: case ir::Opcode::kMultiply: case ir::Opcode::kMaximum:
-    case ir::Opcode::kMinimum: case ir::Opcode::kAnd: case ir::Opcode::kOr:
-    case ir::Opcode::kXor: case ir::Opcode::kSubtract:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// A reduction region of scalars (a, b) -> c, applied elementwise to whole arrays. Regions made
-// only of elementwise binary ops on their parameters are "lifted" to the arrays' shape and run
-// once; anything else runs the region per element.
-class RegionReducer {
- public:
-  RegionReducer(const ir::Instruction& inst, ir::Shape shape) : inst_(inst), shape_(std::move(shape)) {}
-
-  absl::Status Init() {
-    if (inst_.regions().empty()) return fs::OpError(inst_, "has no reduction region");
-    region_ = inst_.regions()[0];
-    if (region_->parameters().size() != 2) {
-      return fs::OpError(inst_, "the reduction region must take two parameters");
-    }
-    bool liftable = true;
-    for (const auto& ins : region_->instructions()) {
-      if (ins->opcode() == ir::Opcode::kReturn) continue;
-      if (!IsLiftable(ins->opcode()) || ins->regions().size() != 0) liftable = false;
-      for (const ir::Value* v : ins->operands()) {
-        if (v->owner() != region_) liftable = false;
-      }
-    }
-    if (!liftable) return absl::OkStatus();
-    lifted_module_ = std::make_unique<ir::Module>("reduction");
-    EMBER_ASSIGN_OR_RETURN(lifted_, lifted_module_->AddFunction("reduce"));
-    absl::flat_hash_map<const ir::Value*, ir::Value*> map;
-    for (size_t i = 0; i < 2; ++i) {
-      map[region_->parameter(i)] = lifted_->AddParameter(ir::ValueType::Tensor(shape_));
-    }
-    for (const auto& ins : region_->instructions()) {
-      std::vector<ir::Value*> operands;
-      for (const ir::Value* v : ins->operands()) operands.push_back(map.at(v));
-      std::vector<ir::ValueType> types;
-      for (size_t r = 0; r < ins->num_results(); ++r) {
-        EMBER_ASSIGN_OR_RETURN(ir::Shape s, ir::Shape::Make(ins->result(r)->type().element_type(),
-                                                            shape_.dims()));
-        types.push_back(ir::ValueType::Tensor(s));
-      }
-      ir::Instruction* copy = lifted_->AddInstruction(ins->opcode(), std::move(operands),
-                                                      std::move(types), ins->attributes());
-      for (size_t r = 0; r < ins->num_results(); ++r) map[ins->result(r)] = copy->result(r);
-    }
-    return absl::OkStatus();
-  }
-
-  // acc = region(acc, other), elementwise.
-  absl::StatusOr<ir::Literal> Combine(ir::Literal acc, ir::Literal other) const {
-    eval::Evaluator evaluator;
-    if (lifted_ != nullptr) {
-      std::vector<eval::EvalValue> args;
-      args.push_back(eval::EvalValue::Array(std::move(acc)));
-      args.push_back(eval::EvalValue::Array(std::move(other)));
-      EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out, evaluator.Run(*lifted_, std::move(args)));
-      return OneArray(std::move(out));
-    }
-    const int64_t esize = ir::StorageBytes(shape_.element_type());
-    const ir::Shape scalar = ir::Shape::Scalar(shape_.element_type());
-    for (int64_t e = 0; e < shape_.element_count(); ++e) {
-      EMBER_ASSIGN_OR_RETURN(ir::Literal a,
-                             ir::Literal::FromBytes(scalar, acc.bytes().subspan(e * esize, esize)));
-      EMBER_ASSIGN_OR_RETURN(ir::Literal b, ir::Literal::FromBytes(
-                                                scalar, other.bytes().subspan(e * esize, esize)));
-      std::vector<eval::EvalValue> args;
-      args.push_back(eval::EvalValue::Array(std::move(a)));
-      args.push_back(eval::EvalValue::Array(std::move(b)));
-      EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out, evaluator.Run(*region_, std::move(args)));
-      EMBER_ASSIGN_OR_RETURN(ir::Literal c, OneArray(std::move(out)));
-      if (c.bytes().size() != static_cast<size_t>(esize)) {
-        return fs::OpError(inst_, "the reduction region changes the element type");
-      }
-      std::memcpy(acc.mutable_bytes().data() + e * esize, c.bytes().data(), esize);
-    }
-    return acc;
-  }
-
-  collectives::ReduceFn AsReduceFn() const {
-    return [this](absl::Span<const ConstBytes> inputs, MutableBytes output) -> absl::Status {
-      if (inputs.empty()) return fs::OpError(inst_, "nothing to reduce");
-      EMBER_ASSIGN_OR_RETURN(ir::Literal acc, ir::Literal::FromBytes(shape_, inputs[0]));
-      for (size_t k = 1; k < inputs.size(); ++k) {
-        EMBER_ASSIGN_OR_RETURN(ir::Literal next, ir::Literal::FromBytes(shape_, inputs[k]));
-        EMBER_ASSIGN_OR_RETURN(acc, Combine(std::move(acc), std::move(next)));
-      }
-      if (acc.bytes().size() != output.size()) {
-        return fs::OpError(inst_, "the reduction produced the wrong number of bytes");
-      }
-      if (!output.empty()) std::memcpy(output.data(), acc.bytes().data(), output.size());
-      return absl::OkStatus();
-    };
-  }
-
- private:
-  absl::StatusOr<ir::Literal> OneArray(std::vector<eval::EvalValue> out) const {
-    if (out.size() != 1 || out[0].kind != eval::EvalValue::Kind::kArray) {
-      return fs::OpError(inst_, "the reduction region must return one array");
-    }
-    return std::move(out[0].array);
-  }
-
-  const ir::Instruction& inst_;
-  ir::Shape shape_;
-  const ir::Computation* region_ = nullptr;
-  std::unique_ptr<ir::Module> lifted_module_;
-  ir::Computation* lifted_ = nullptr;
-};
-
 // The root rank for data operand i: 0, or the has_dynamic_root operand's value (one per data
 // operand, or one for all).
 absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_t>& roots,
@@ -350,38 +244,32 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(
   return groups;
 }
 
-CommunicatorHooks::CommunicatorHooks(JoinFn join, uint64_t run_id,
-                                     std::shared_ptr<const LaunchTopology> topology,
-                                     int64_t replica_id, int64_t partition_id)
-    : join_(std::move(join)),
-      run_id_(run_id),
-      topology_(std::move(topology)),
-      replica_id_(replica_id),
-      partition_id_(partition_id) {}
+CommunicatorHooks::CommunicatorHooks(std::shared_ptr<const backend::CollectiveParams> launch)
+    : launch_(std::move(launch)) {}
 
 eval::EvalOptions CommunicatorHooks::Options() {
   eval::EvalOptions options;
-  options.replica_id = replica_id_;
-  options.partition_id = partition_id_;
-  options.num_replicas = topology_->num_replicas;
-  options.num_partitions = topology_->num_partitions;
+  options.replica_id = launch_->replica_id;
+  options.partition_id = launch_->partition_id;
+  options.num_replicas = launch_->num_replicas;
+  options.num_partitions = launch_->num_partitions;
   options.collectives = this;
   return options;
 }
 
 absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
                                                               std::vector<eval::EvalValue> operands) {
-  const int64_t num_r = topology_->num_replicas;
-  const int64_t num_p = topology_->num_partitions;
-  const int64_t self = replica_id_ * num_p + partition_id_;
+  const int64_t num_r = launch_->num_replicas;
+  const int64_t num_p = launch_->num_partitions;
+  const int64_t self = launch_->replica_id * num_p + launch_->partition_id;
   EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
                          CollectiveProcessGroups(op, num_r, num_p));
   const std::vector<int64_t>* group = nullptr;
   for (const auto& g : groups) {
     if (std::find(g.begin(), g.end(), self) != g.end()) {
       if (group != nullptr) {
-        return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
-                                            partition_id_, ") is in two process groups"));
+        return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
+                                            launch_->partition_id, ") is in two process groups"));
       }
       group = &g;
     }
@@ -396,21 +284,25 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
     return results;
   }
   if (group == nullptr) {
-    return fs::OpError(op, absl::StrCat("device (replica ", replica_id_, ", partition ",
-                                        partition_id_, ") is in no process group"));
+    return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
+                                        launch_->partition_id, ") is in no process group"));
   }
   const int rank = static_cast<int>(std::find(group->begin(), group->end(), self) - group->begin());
   const int64_t n = static_cast<int64_t>(group->size());
   collectives::CliqueKey key;
-  key.run_id = run_id_;
-  const int64_t occurrence = occurrences_[&op]++;
   for (int64_t index : *group) {
-    if (index >= static_cast<int64_t>(topology_->device_ids.size())) {
+    if (index >= static_cast<int64_t>(launch_->device_ids.size())) {
       return fs::OpError(op, absl::StrCat("device index ", index, " is outside the launch"));
     }
-    key.devices.push_back(topology_->device_ids[index]);
+    key.devices.push_back(launch_->device_ids[index]);
   }
-  const std::string op_id = absl::StrCat(reinterpret_cast<uintptr_t>(&op), "#", occurrence);
+  auto fail = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(op.Describe(), ": ", std::string(s.message())));
+  };
+  absl::StatusOr<std::shared_ptr<collectives::Communicator>> comm_or =
+      launch_->scope->GetCommunicator(key, collectives::RankId(rank));
+  if (!comm_or.ok()) return fail(comm_or.status());
+  collectives::Communicator& comm = **comm_or;
 
   std::vector<eval::EvalValue> results;
   // collective_broadcast / collective_reduce with has_dynamic_root take the root ranks (one per
@@ -447,20 +339,28 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
   }
   for (size_t i = 0; i < count; ++i) {
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* in, ArrayOf(op, operands, i));
-    key.op = absl::StrCat(op_id, "/", i);
-    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<collectives::Communicator> comm, join_(key, rank));
     const ir::Shape& shape = in->shape();
     const int64_t esize = ir::StorageBytes(shape.element_type());
     EMBER_ASSIGN_OR_RETURN(ir::Shape out_shape, fs::ResultShape(op, i));
     std::vector<uint8_t> recv(out_shape.ByteSize());
-    auto fail = [&](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat(op.Describe(), ": ", std::string(s.message())));
+    // Moves go as bytes; reductions as the transport type and kind of the op's region.
+    auto reduction = [&]() -> absl::StatusOr<std::pair<collectives::DataType, collectives::ReductionKind>> {
+      const std::optional<collectives::DataType> type = passes::ReductionDataType(shape.element_type());
+      const std::optional<collectives::ReductionKind> kind =
+          op.regions().empty() ? std::nullopt
+                               : passes::RegionReductionKind(*op.regions()[0], shape.element_type());
+      if (!type.has_value() || !kind.has_value()) {
+        return fs::OpError(op, "its reduction region is not one a collective transport runs "
+                               "(legalize-collectives should have rewritten it)");
+      }
+      return std::make_pair(*type, *kind);
     };
     switch (op.opcode()) {
       case ir::Opcode::kAllReduce: {
-        RegionReducer reducer(op, shape);
-        EMBER_RETURN_IF_ERROR(reducer.Init());
-        if (absl::Status s = comm->AllReduce(in->bytes(), MutableBytes(recv), reducer.AsReduceFn());
+        EMBER_ASSIGN_OR_RETURN(auto how, reduction());
+        if (absl::Status s = comm.AllReduce(Memory(in->bytes()), Memory(recv), how.first,
+                                            shape.element_count(), how.second, nullptr)
+                                 ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -473,7 +373,10 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
                                               shape.dim(dim)));
         }
         std::vector<uint8_t> gathered(recv.size());
-        if (absl::Status s = comm->AllGather(in->bytes(), MutableBytes(gathered)); !s.ok()) {
+        if (absl::Status s = comm.AllGather(Memory(in->bytes()), Memory(gathered), kBytes,
+                                            in->bytes().size(), nullptr)
+                                 ->Await();
+            !s.ok()) {
           return fail(s);
         }
         JoinBlocks(gathered, out_shape.dims(), dim, n, esize, MutableBytes(recv));
@@ -486,10 +389,11 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
                                               " does not scatter over ", n, " devices into ",
                                               out_shape.dim(dim)));
         }
-        RegionReducer reducer(op, out_shape);
-        EMBER_RETURN_IF_ERROR(reducer.Init());
+        EMBER_ASSIGN_OR_RETURN(auto how, reduction());
         std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), dim, n, esize);
-        if (absl::Status s = comm->ReduceScatter(send, MutableBytes(recv), reducer.AsReduceFn());
+        if (absl::Status s = comm.ReduceScatter(Memory(send), Memory(recv), how.first,
+                                                out_shape.element_count(), how.second, nullptr)
+                                 ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -506,7 +410,10 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
         }
         std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), split_dim, n, esize);
         std::vector<uint8_t> received(send.size());
-        if (absl::Status s = comm->AllToAll(send, MutableBytes(received)); !s.ok()) {
+        if (absl::Status s = comm.AllToAll(Memory(send), Memory(received), kBytes,
+                                           send.size() / n, nullptr)
+                                 ->Await();
+            !s.ok()) {
           return fail(s);
         }
         std::vector<int64_t> joined = shape.dims();
@@ -521,15 +428,17 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
       case ir::Opcode::kCollectivePermute: {
         EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
                                fs::IntRowsAttr(op, "source_target_pairs", 2));
-        std::optional<int> source;
-        std::vector<int> targets;
+        std::optional<collectives::RankId> source;
+        std::vector<collectives::RankId> targets;
         for (const auto& pair : pairs) {
           if (pair.size() != 2) return fs::OpError(op, "source_target_pairs rows must be pairs");
           if (pair[0] < 0 || pair[0] >= n || pair[1] < 0 || pair[1] >= n) continue;
-          if (pair[1] == rank) source = static_cast<int>(pair[0]);
-          if (pair[0] == rank) targets.push_back(static_cast<int>(pair[1]));
+          if (pair[1] == rank) source = collectives::RankId(static_cast<int>(pair[0]));
+          if (pair[0] == rank) targets.push_back(collectives::RankId(static_cast<int>(pair[1])));
         }
-        if (absl::Status s = comm->CollectivePermute(in->bytes(), MutableBytes(recv), source, targets);
+        if (absl::Status s = comm.CollectivePermute(Memory(in->bytes()), Memory(recv), kBytes,
+                                                    in->bytes().size(), source, targets, nullptr)
+                                 ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -538,9 +447,11 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
       case ir::Opcode::kCollectiveReduce: {
         // The root is the group's first process unless given; the others' results are zeros.
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
-        RegionReducer reducer(op, shape);
-        EMBER_RETURN_IF_ERROR(reducer.Init());
-        if (absl::Status s = comm->Reduce(in->bytes(), MutableBytes(recv), root, reducer.AsReduceFn());
+        EMBER_ASSIGN_OR_RETURN(auto how, reduction());
+        if (absl::Status s = comm.Reduce(Memory(in->bytes()), Memory(recv), how.first,
+                                         shape.element_count(), how.second,
+                                         collectives::RankId(root), nullptr)
+                                 ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -548,7 +459,10 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
       }
       case ir::Opcode::kCollectiveBroadcast: {
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
-        if (absl::Status s = comm->Broadcast(in->bytes(), MutableBytes(recv), root); !s.ok()) {
+        if (absl::Status s = comm.Broadcast(Memory(in->bytes()), Memory(recv), kBytes,
+                                            in->bytes().size(), collectives::RankId(root), nullptr)
+                                 ->Await();
+            !s.ok()) {
           return fail(s);
         }
         break;

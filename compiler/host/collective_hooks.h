@@ -1,8 +1,9 @@
-// CollectiveHooks over a collectives::Communicator: the evaluator's collective ops, run by one
+// CollectiveHooks over collectives::Communicators: the evaluator's collective ops, run by one
 // device of a multi-device launch. This is where program knowledge meets the transport: the
 // StableHLO grouping rules (cross_replica, cross_partition, cross_replica_and_partition,
-// flattened_ids) pick the participants, shapes are cut into the equal contiguous blocks the
-// Communicator moves, and all_reduce / reduce_scatter reduce with the op's region.
+// flattened_ids) pick the participants (the clique), shapes are cut into the equal contiguous
+// blocks the Communicator moves, and reductions run as the transport's reduction kind of the op's
+// region (legalize-collectives guarantees there is one).
 #ifndef EMBER_COMPILER_HOST_COLLECTIVE_HOOKS_H_
 #define EMBER_COMPILER_HOST_COLLECTIVE_HOOKS_H_
 
@@ -11,45 +12,29 @@
 #include <memory>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "collectives/communicator.h"
+#include "collectives/clique_scope.h"
+#include "compiler/backend/thunk.h"
 #include "compiler/evaluator/evaluator.h"
 
 namespace ember::host {
 
-// The devices of one launch: device_ids[r * num_partitions + p] is the global id of replica r,
-// partition p.
-struct LaunchTopology {
-  int64_t num_replicas = 1;
-  int64_t num_partitions = 1;
-  std::vector<int64_t> device_ids;
-};
-
-// Joins the clique of one collective execution as `rank`.
-using JoinFn = std::function<absl::StatusOr<std::unique_ptr<collectives::Communicator>>(
-    const collectives::CliqueKey& key, int rank)>;
-
-// One device's hooks for one launch (not shared between devices: it counts the collectives
-// this device has run, so the n-th execution of an op meets the n-th execution on its peers).
+// One device's hooks for one launch (`launch`: where the device stands, and the launch's
+// CliqueScope, through which every device of the launch gets its communicators). Operations run
+// at once on the calling thread (the device's stream task running the program), so the transport
+// must take host memory (in-process, Gloo).
 class CommunicatorHooks final : public eval::CollectiveHooks {
  public:
-  CommunicatorHooks(JoinFn join, uint64_t run_id, std::shared_ptr<const LaunchTopology> topology,
-                    int64_t replica_id, int64_t partition_id);
+  explicit CommunicatorHooks(std::shared_ptr<const backend::CollectiveParams> launch);
 
   absl::StatusOr<std::vector<eval::EvalValue>> Run(const ir::Instruction& op,
                                              std::vector<eval::EvalValue> operands) override;
 
   // This device's EvalOptions with these hooks.
-  eval::EvalOptions Options() ;
+  eval::EvalOptions Options();
 
  private:
-  JoinFn join_;
-  uint64_t run_id_;
-  std::shared_ptr<const LaunchTopology> topology_;
-  int64_t replica_id_;
-  int64_t partition_id_;
-  absl::flat_hash_map<const ir::Instruction*, int64_t> occurrences_;
+  std::shared_ptr<const backend::CollectiveParams> launch_;
 };
 
 // The process groups of a collective op per the StableHLO spec, as lists of flattened device

@@ -10,7 +10,7 @@
 //    AVX2 + FMA build chosen at run time), and reductions are reassociated (16 partial
 //    accumulators per run; reductions to few outputs split the input across threads with
 //    partials started from the op's identity), as XLA:CPU does. Integer, max/min and/or results
-//    stay exact. tests/compiler/host/host_executable_test.cc states the tolerances.
+//    stay exact. tests/compiler/host/host_backend_test.cc states the tolerances.
 //  - DotKernel: dot_general through Eigen (batch dims, any contracting dims), rows split across
 //    the thread pool; Eigen is also built for AVX2 + FMA (fast_dot_avx2.cc) and chosen by CPU. Sums are reassociated, so results differ from the evaluator's in the last
 //    bits.

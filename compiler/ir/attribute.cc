@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/sharding.h"
 
 namespace ember::ir {
 
@@ -40,6 +41,14 @@ Attribute Attribute::List(std::vector<Attribute> v) {
 Attribute Attribute::Dict(std::vector<std::pair<std::string, Attribute>> v) {
   Attribute a; a.kind = Kind::kDict; a.dict = std::move(v); return a;
 }
+Attribute Attribute::OfMesh(Mesh v) {
+  Attribute a; a.kind = Kind::kMesh; a.mesh = std::make_shared<const Mesh>(std::move(v)); return a;
+}
+Attribute Attribute::OfSharding(TensorSharding v) {
+  Attribute a; a.kind = Kind::kSharding;
+  a.sharding = std::make_shared<const TensorSharding>(std::move(v));
+  return a;
+}
 
 std::string Attribute::ToString() const {
   switch (kind) {
@@ -66,6 +75,8 @@ std::string Attribute::ToString() const {
       for (const auto& [name, a] : dict) parts.push_back(absl::StrCat(name, " = ", a.ToString()));
       return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
     }
+    case Kind::kMesh: return mesh ? absl::StrCat("#sdy.mesh", mesh->ToString()) : "<null mesh>";
+    case Kind::kSharding: return sharding ? sharding->ToString() : "<null sharding>";
   }
   return "<unknown attribute>";
 }
@@ -84,6 +95,9 @@ bool Attribute::operator==(const Attribute& o) const {
     case Kind::kType: return types == o.types;
     case Kind::kList: return list == o.list;
     case Kind::kDict: return dict == o.dict;
+    case Kind::kMesh: return mesh && o.mesh ? *mesh == *o.mesh : mesh == o.mesh;
+    case Kind::kSharding:
+      return sharding && o.sharding ? *sharding == *o.sharding : sharding == o.sharding;
   }
   return false;
 }

@@ -1,7 +1,8 @@
 // Op attributes in Ember's IR, named as in the StableHLO specification. Structured attributes
 // (dot/conv/gather/scatter dimension numbers) are flattened into one attribute per spec field
 // (e.g. `lhs_contracting_dimensions`); enums (comparison_direction, precision, ...) are strings
-// spelled as in the spec ("GT", "DEFAULT"); dense constants are literals.
+// spelled as in the spec ("GT", "DEFAULT"); dense constants are literals; device meshes and
+// shardings are their typed structs (mesh.h, sharding.h).
 #ifndef EMBER_COMPILER_IR_ATTRIBUTE_H_
 #define EMBER_COMPILER_IR_ATTRIBUTE_H_
 
@@ -16,8 +17,14 @@
 
 namespace ember::ir {
 
+struct Mesh;
+struct TensorSharding;
+
 struct Attribute {
-  enum class Kind { kBool, kInt, kFloat, kString, kInts, kBools, kFloats, kLiteral, kType, kList, kDict };
+  enum class Kind {
+    kBool, kInt, kFloat, kString, kInts, kBools, kFloats, kLiteral, kType, kList, kDict,
+    kMesh, kSharding,
+  };
   Kind kind = Kind::kBool;
   bool b = false;
   int64_t i = 0;
@@ -30,6 +37,8 @@ struct Attribute {
   std::vector<ValueType> types;            // kType: one entry
   std::vector<Attribute> list;
   std::vector<std::pair<std::string, Attribute>> dict;
+  std::shared_ptr<const Mesh> mesh;               // kMesh
+  std::shared_ptr<const TensorSharding> sharding;  // kSharding
 
   // Defined where Attribute is complete (attribute.cc): `list` and `dict` hold Attributes, and
   // std::pair may not be instantiated with an incomplete type (clang with libstdc++ rejects it).
@@ -51,6 +60,8 @@ struct Attribute {
   static Attribute OfType(ValueType v);
   static Attribute List(std::vector<Attribute> v);
   static Attribute Dict(std::vector<std::pair<std::string, Attribute>> v);
+  static Attribute OfMesh(Mesh v);
+  static Attribute OfSharding(TensorSharding v);
 
   std::string ToString() const;
   bool operator==(const Attribute& other) const;

@@ -5,87 +5,13 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 
 namespace ember::ir {
 
-namespace printed {
-
-std::string ReadQuoted(const std::string& text, size_t& pos) {
-  std::string out;
-  ++pos;
-  while (pos < text.size() && text[pos] != '"') {
-    if (text[pos] == '\\' && pos + 1 < text.size()) ++pos;
-    out.push_back(text[pos++]);
-  }
-  ++pos;
-  return out;
-}
-
-void SkipSpace(const std::string& text, size_t& pos) {
-  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-}
-
-absl::StatusOr<int64_t> ReadInt(const std::string& text, size_t& pos) {
-  SkipSpace(text, pos);
-  const size_t start = pos;
-  if (pos < text.size() && text[pos] == '-') ++pos;
-  const size_t digits = pos;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-  if (digits == pos || pos - digits > 18) {
-    return absl::InvalidArgumentError(absl::StrCat("expected an integer in '", text, "'"));
-  }
-  return std::stoll(text.substr(start, pos - start));
-}
-
-size_t MatchClose(const std::string& text, size_t open) {
-  int depth = 0;
-  for (size_t i = open; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-      continue;
-    }
-    if (c == '<' || c == '[' || c == '{' || c == '(') ++depth;
-    if (c == '>' || c == ']' || c == '}' || c == ')') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::string::npos;
-}
-
-}  // namespace printed
 
 namespace {
-
-using printed::MatchClose;
-using printed::ReadInt;
-using printed::ReadQuoted;
-using printed::SkipSpace;
-
-// The integers of a printed list "[0, 1, 2]" whose '[' is at or after `pos`.
-absl::Status ReadIntList(const std::string& text, size_t pos, std::vector<int64_t>& out) {
-  pos = text.find('[', pos);
-  if (pos == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': bad device_ids"));
-  }
-  ++pos;
-  while (true) {
-    SkipSpace(text, pos);
-    if (pos >= text.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' is cut short"));
-    }
-    if (text[pos] == ']') return absl::OkStatus();
-    if (text[pos] == ',') {
-      ++pos;
-      continue;
-    }
-    EMBER_ASSIGN_OR_RETURN(int64_t id, ReadInt(text, pos));
-    out.push_back(id);
-  }
-}
 
 const Attribute* DictEntry(const Attribute& dict, std::string_view key) {
   for (const auto& [name, value] : dict.dict) {
@@ -132,6 +58,19 @@ absl::Status Mesh::Validate() const {
   return absl::OkStatus();
 }
 
+std::string Mesh::ToString() const {
+  std::vector<std::string> parts;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    parts.push_back(absl::StrCat("\"", axes[a], "\"=", sizes[a]));
+  }
+  std::string out = absl::StrCat("<[", absl::StrJoin(parts, ", "), "]");
+  if (!device_ids.empty()) {
+    absl::StrAppend(&out, ", device_ids=[", absl::StrJoin(device_ids, ", "), "]");
+  }
+  out.push_back('>');
+  return out;
+}
+
 absl::StatusOr<std::vector<int64_t>> Mesh::Coordinates(int64_t id) const {
   int64_t position = id;
   if (!device_ids.empty()) {
@@ -151,72 +90,6 @@ absl::StatusOr<std::vector<int64_t>> Mesh::Coordinates(int64_t id) const {
     position /= sizes[a];
   }
   return coords;
-}
-
-absl::StatusOr<Mesh> ParseSdyMesh(const std::string& text) {
-  Mesh mesh;
-  if (text.find("mesh_axis") != std::string::npos) {
-    // Generic form: axes = [#sdy.mesh_axis<name = "x", size = 2>, ...], device_ids = [...].
-    const std::string marker = "#sdy.mesh_axis<";
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
-      const size_t close = MatchClose(text, at + marker.size() - 1);
-      if (close == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' is unbalanced"));
-      }
-      const std::string axis = text.substr(at, close - at);
-      size_t n = axis.find("name = \"");
-      size_t z = axis.find("size = ");
-      if (n == std::string::npos || z == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': bad axis"));
-      }
-      n += 7;
-      mesh.axes.push_back(ReadQuoted(axis, n));
-      z += 7;
-      EMBER_ASSIGN_OR_RETURN(int64_t size, ReadInt(axis, z));
-      mesh.sizes.push_back(size);
-    }
-    const size_t ids = text.rfind("device_ids = [");
-    if (ids != std::string::npos) EMBER_RETURN_IF_ERROR(ReadIntList(text, ids, mesh.device_ids));
-  } else {
-    size_t pos = text.find('[');
-    if (pos == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' has no axis list"));
-    }
-    ++pos;
-    while (true) {
-      SkipSpace(text, pos);
-      if (pos >= text.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "' is cut short"));
-      }
-      if (text[pos] == ']') {
-        ++pos;
-        break;
-      }
-      if (text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (text[pos] != '"') {
-        return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': expected an axis name"));
-      }
-      mesh.axes.push_back(ReadQuoted(text, pos));
-      SkipSpace(text, pos);
-      if (pos >= text.size() || text[pos] != '=') {
-        return absl::InvalidArgumentError(
-            absl::StrCat("mesh '", text, "': expected '=' after an axis"));
-      }
-      ++pos;
-      EMBER_ASSIGN_OR_RETURN(int64_t size, ReadInt(text, pos));
-      mesh.sizes.push_back(size);
-    }
-    const size_t ids = text.find("device_ids", pos);
-    if (ids != std::string::npos) EMBER_RETURN_IF_ERROR(ReadIntList(text, ids, mesh.device_ids));
-  }
-  absl::Status valid = mesh.Validate();
-  if (!valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("mesh '", text, "': ", valid.message()));
-  }
-  return mesh;
 }
 
 bool IsMeshAxesReplicaGroups(const Attribute& attr) {

@@ -1,5 +1,6 @@
 // Device meshes and the replica groups named by mesh axes. A mesh is a named grid of devices
-// (Shardy's `sdy.mesh`, StableHLO's `#stablehlo.mesh`); a collective's
+// (Shardy's `sdy.mesh`, StableHLO's `#stablehlo.mesh`; the importers build it, and a module keeps
+// its sdy meshes as kMesh attributes in "sdy.meshes"); a collective's
 // `#stablehlo.replica_group_mesh_axes` names some of its axes (or sub-axes), and each group is
 // the devices that differ only in those axes. The IR keeps that form as written (see
 // MeshAxesReplicaGroups below); the resolve-mesh-axes pass turns it into explicit groups.
@@ -28,12 +29,10 @@ struct Mesh {
   // Positive sizes, at most kMaxMeshDevices devices, distinct axis names, and one id per
   // device when ids are given.
   absl::Status Validate() const;
+  // `<["x"=2, "y"=4], device_ids=[...]>` (Shardy's mesh body; ids only when given).
+  std::string ToString() const;
+  bool operator==(const Mesh&) const = default;
 };
-
-// A mesh from its printed Shardy form, as the importer keeps `sdy.mesh` ops in the module
-// attribute "sdy.meshes": `#sdy.mesh<["x"=2, "y"=4], device_ids=[...]>`, `<["x"=2]>`, or the
-// generic `#sdy.mesh<axes = [#sdy.mesh_axis<name = "x", size = 2>], device_ids = [...]>`.
-absl::StatusOr<Mesh> ParseSdyMesh(const std::string& text);
 
 // A reference to a whole mesh axis, or to its sub-axis of `size` devices whose more major
 // sub-axes hold `pre_size` devices together (Shardy's `"x":(pre_size)size`).
@@ -66,16 +65,6 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(
 // The errors MeshAxesGroups would give, without listing the groups (cheap: for the verifier).
 absl::Status CheckMeshAxes(const Mesh& mesh, absl::Span<const MeshAxisRef> axes);
 
-// Small scanners of printed attribute text, shared with the runtime's sharding readers.
-namespace printed {
-// A quoted name at text[pos] == '"'; advances pos past the closing quote.
-std::string ReadQuoted(const std::string& text, size_t& pos);
-void SkipSpace(const std::string& text, size_t& pos);
-absl::StatusOr<int64_t> ReadInt(const std::string& text, size_t& pos);
-// Index of the bracket closing the one at text[open] ('<', '[', '{' or '('), skipping nested
-// brackets and quoted strings; npos when unbalanced.
-size_t MatchClose(const std::string& text, size_t open);
-}  // namespace printed
 
 }  // namespace ember::ir
 

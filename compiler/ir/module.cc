@@ -74,6 +74,11 @@ Computation* Module::AddRegion(std::string hint) {
   return computations_.back().get();
 }
 
+void Module::RemoveRegion(const Computation* region) {
+  std::erase_if(computations_,
+                [region](const std::unique_ptr<Computation>& c) { return c.get() == region; });
+}
+
 Computation* Module::FindFunction(std::string_view name) const {
   for (Computation* f : functions_) {
     if (f->name() == name) return f;

@@ -153,6 +153,9 @@ class Module {
   // An anonymous op region (reduce body, while cond, ...).
   Computation* AddRegion(std::string hint);
   Computation* FindFunction(std::string_view name) const;
+  // Drops an op region that no instruction uses any more (a pass replaced its op); functions
+  // and regions still in use must not be removed.
+  void RemoveRegion(const Computation* region);
   // "main", or the only public function.
   Computation* entry() const;
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }

@@ -32,6 +32,7 @@ PassPipeline CreateRequiredLoweringPipeline() {
   PassPipeline pipeline;
   pipeline.Add(CreateResolveMeshAxesPass());
   pipeline.Add(CreateLegalizeQuantizedPass());
+  pipeline.Add(CreateLegalizeCollectivesPass());
   return pipeline;
 }
 

@@ -58,8 +58,16 @@ std::unique_ptr<Pass> CreateLegalizeQuantizedPass();
 // Replica groups named by mesh axes -> explicit device-id groups (resolve_mesh_axes.cc).
 std::unique_ptr<Pass> CreateResolveMeshAxesPass();
 
+// Reductions of collectives -> ones a transport runs: a reduction kind on a transport type
+// (legalize_collectives.cc).
+std::unique_ptr<Pass> CreateLegalizeCollectivesPass();
+
+// An SPMD program's entry -> the per-device program: split arguments gathered, the computation
+// replicated, split results cut, manual computations per device (spmd_replicate.cc).
+std::unique_ptr<Pass> CreateSpmdReplicatePass(int64_t num_partitions);
+
 // Lowerings every backend needs before it can run a module (the evaluator included):
-// resolve-mesh-axes, legalize-quantized.
+// resolve-mesh-axes, legalize-quantized, legalize-collectives.
 PassPipeline CreateRequiredLoweringPipeline();
 
 // The default optimization pipeline the driver runs before handing the module to a backend.

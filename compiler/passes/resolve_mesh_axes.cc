@@ -7,20 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/ir/mesh.h"
+#include "compiler/ir/sharding.h"
 #include "compiler/passes/pass.h"
 
 namespace ember::passes {
 namespace {
 
 absl::StatusOr<ir::Mesh> LookUpMesh(const ir::Module& module, const std::string& symbol) {
-  const ir::Attribute* meshes = module.attributes().Find("sdy.meshes");
-  if (meshes != nullptr && meshes->kind == ir::Attribute::Kind::kDict) {
-    for (const auto& [name, printed] : meshes->dict) {
-      if (name != symbol) continue;
-      if (printed.kind != ir::Attribute::Kind::kString) break;
-      return ir::ParseSdyMesh(printed.s);
-    }
-  }
+  absl::StatusOr<ir::Mesh> mesh = ir::ModuleMesh(module, symbol);
+  if (mesh.ok()) return mesh;
   return absl::InvalidArgumentError(absl::StrCat("replica_groups name mesh @", symbol,
                                                  ", which is not an sdy.mesh of the module"));
 }

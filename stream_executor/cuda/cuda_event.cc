@@ -8,7 +8,7 @@
 namespace ember::se::cuda {
 
 CudaEvent::CudaEvent(const CudaDriver& driver, const PrimaryContext& context, CUevent event,
-                     std::shared_ptr<EventState> state)
+                     AsyncEventRef state)
     : driver_(driver), context_(context), event_(event), state_(std::move(state)) {}
 
 CudaEvent::~CudaEvent() {

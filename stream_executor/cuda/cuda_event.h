@@ -1,5 +1,5 @@
 // CudaEvent: a CUevent (for device-side waits by other streams, cuStreamWaitEvent) plus the
-// shared EventState that a host function enqueued right after cuEventRecord makes ready (for
+// shared AsyncEvent that a host function enqueued right after cuEventRecord makes ready (for
 // IsReady / AndThen on the host, with the stream's status at that point).
 #ifndef EMBER_STREAM_EXECUTOR_CUDA_CUDA_EVENT_H_
 #define EMBER_STREAM_EXECUTOR_CUDA_CUDA_EVENT_H_
@@ -10,7 +10,7 @@
 
 #include "stream_executor/cuda/cuda_context.h"
 #include "stream_executor/event.h"
-#include "stream_executor/event_state.h"
+#include "base/async_event.h"
 
 namespace ember::se::cuda {
 
@@ -19,7 +19,7 @@ class CudaEvent final : public Event {
  public:
   // Takes ownership of `event`.
   CudaEvent(const CudaDriver& driver, const PrimaryContext& context, CUevent event,
-            std::shared_ptr<EventState> state);
+            AsyncEventRef state);
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   ~CudaEvent() override;
@@ -34,7 +34,7 @@ class CudaEvent final : public Event {
   const CudaDriver& driver_;
   const PrimaryContext& context_;
   const CUevent event_;
-  const std::shared_ptr<EventState> state_;
+  const AsyncEventRef state_;
 };
 
 }  // namespace ember::se::cuda

@@ -10,7 +10,7 @@
 #include "stream_executor/cuda/cuda_executor.h"
 #include "stream_executor/cuda/cuda_pointer.h"
 #include "stream_executor/cuda/cuda_status.h"
-#include "stream_executor/event_state.h"
+#include "base/async_event.h"
 
 namespace ember::se::cuda {
 namespace {
@@ -146,14 +146,14 @@ absl::StatusOr<std::shared_ptr<Event>> CudaStream::RecordEvent() {
   EMBER_ASSIGN_OR_RETURN(ScopedContext scope, executor_.context().Activate());
   CUevent handle = nullptr;
   EMBER_RETURN_IF_ERROR(Track(EMBER_CU(driver, cuEventCreate, &handle, CU_EVENT_DISABLE_TIMING)));
-  auto state = std::make_shared<EventState>();
+  auto state = AsyncEvent::Create();
   auto event = std::make_shared<CudaEvent>(driver, executor_.context(), handle, state);
   EMBER_RETURN_IF_ERROR(Track(EMBER_CU(driver, cuEventRecord, handle, stream_)));
   // The driver's callback thread may not call the driver, and AndThen callbacks may: hand the
   // state over to the executor's own callback thread.
   EMBER_RETURN_IF_ERROR(LaunchHostTask([this, state = std::move(state)]() mutable {
     executor_.callback_thread().Schedule(
-        [state = std::move(state), status = status()] { state->SetReady(status); });
+        [state = std::move(state), status = status()] { state->Set(status); });
   }));
   return event;
 }

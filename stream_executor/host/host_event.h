@@ -1,4 +1,4 @@
-// HostEvent: the host platform's Event, a thin handle on an EventState that the recording
+// HostEvent: the host platform's Event, a thin handle on an AsyncEvent that the recording
 // stream's worker makes ready when it reaches the event.
 #ifndef EMBER_STREAM_EXECUTOR_HOST_HOST_EVENT_H_
 #define EMBER_STREAM_EXECUTOR_HOST_HOST_EVENT_H_
@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "stream_executor/event.h"
-#include "stream_executor/event_state.h"
+#include "base/async_event.h"
 
 namespace ember::se::host {
 
 class HostEvent final : public Event {
  public:
-  explicit HostEvent(std::shared_ptr<EventState> state) : state_(std::move(state)) {}
+  explicit HostEvent(AsyncEventRef state) : state_(std::move(state)) {}
 
   bool IsReady() const override { return state_->IsReady(); }
   absl::Status Await() override { return state_->Await(); }
@@ -22,7 +22,7 @@ class HostEvent final : public Event {
   }
 
  private:
-  std::shared_ptr<EventState> state_;  // shared with the stream task that makes it ready
+  AsyncEventRef state_;  // shared with the stream task that makes it ready
 };
 
 }  // namespace ember::se::host

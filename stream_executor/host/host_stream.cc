@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "stream_executor/copy_checks.h"
-#include "stream_executor/event_state.h"
+#include "base/async_event.h"
 #include "stream_executor/host/host_event.h"
 
 namespace ember::se::host {
@@ -67,8 +67,8 @@ bool HostStream::TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>&
 }
 
 absl::StatusOr<std::shared_ptr<Event>> HostStream::RecordEvent() {
-  auto state = std::make_shared<EventState>();
-  worker_.Schedule([this, state] { state->SetReady(status()); });
+  auto state = AsyncEvent::Create();
+  worker_.Schedule([this, state] { state->Set(status()); });
   return std::make_shared<HostEvent>(std::move(state));
 }
 

@@ -9,6 +9,7 @@
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/ir/verifier.h"
+#include "tests/backend_test_util.h"
 
 namespace ember::conformance {
 namespace {
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> ProgramFromModule(
   }
   absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> program = compiler::CompileModule(
       std::move(module), entry, options,
-      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size()),
+      test_util::HostTestBackend());
   if (!program.ok()) return Stage("verify", program.status());
   return program;
 }

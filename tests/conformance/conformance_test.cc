@@ -324,7 +324,7 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
       if (value.kind != eval::EvalValue::Kind::kArray) {
         return absl::UnimplementedError("run_parallel inputs other than arrays");
       }
-      runtime::AsyncEventRef done_with_host;
+      AsyncEventRef done_with_host;
       absl::StatusOr<std::unique_ptr<runtime::Buffer>> buffer = client->BufferFromHostBuffer(
           value.array.bytes().data(), value.array.element_type(), value.array.shape().dims(), {},
           runtime::HostBufferSemantics::kImmutableOnlyDuringCall, device->default_memory(),
@@ -339,7 +339,7 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
     return absl::Status(launch.status().code(),
                         absl::StrCat("execute: ", std::string(launch.status().message())));
   }
-  for (const runtime::AsyncEventRef& done : launch->done) {
+  for (const AsyncEventRef& done : launch->done) {
     if (absl::Status s = done->Await(); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("execute: ", std::string(s.message())));
     }
@@ -352,7 +352,7 @@ absl::Status RunParallelCase(const std::shared_ptr<runtime::Client>& client, con
       if (!shape.ok()) return shape.status();
       absl::StatusOr<ir::Literal> literal = ir::Literal::Create(*shape);
       if (!literal.ok()) return literal.status();
-      absl::StatusOr<runtime::AsyncEventRef> copied =
+      absl::StatusOr<AsyncEventRef> copied =
           buffer.ToHost(literal->mutable_bytes().data(), {});
       if (!copied.ok()) return copied.status();
       if (absl::Status s = (*copied)->Await(); !s.ok()) return s;
@@ -550,7 +550,7 @@ absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, co
   std::vector<std::unique_ptr<runtime::Buffer>> owned;
   std::vector<std::vector<runtime::Buffer*>> arguments(1);
   for (const ir::Literal& lit : inputs) {
-    runtime::AsyncEventRef done_with_host;
+    AsyncEventRef done_with_host;
     absl::StatusOr<std::unique_ptr<runtime::Buffer>> buffer = client->BufferFromHostBuffer(
         lit.bytes().data(), lit.element_type(), lit.shape().dims(), {},
         runtime::HostBufferSemantics::kImmutableOnlyDuringCall, device->default_memory(),
@@ -561,7 +561,7 @@ absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, co
   }
   absl::StatusOr<runtime::Executable::Launch> launch = (*executable)->Execute(arguments, {}, nullptr);
   if (!launch.ok()) return Stage("round-trip: execute", launch.status());
-  for (const runtime::AsyncEventRef& done : launch->done) {
+  for (const AsyncEventRef& done : launch->done) {
     if (absl::Status s = done->Await(); !s.ok()) return Stage("round-trip: execute", s);
   }
   std::vector<ir::Literal> compiled_results;
@@ -570,7 +570,7 @@ absl::Status RunRoundTripCase(const std::shared_ptr<runtime::Client>& client, co
     if (!shape.ok()) return shape.status();
     absl::StatusOr<ir::Literal> literal = ir::Literal::Create(*shape);
     if (!literal.ok()) return literal.status();
-    absl::StatusOr<runtime::AsyncEventRef> copied = out->ToHost(literal->mutable_bytes().data(), {});
+    absl::StatusOr<AsyncEventRef> copied = out->ToHost(literal->mutable_bytes().data(), {});
     if (!copied.ok()) return copied.status();
     if (absl::Status s = (*copied)->Await(); !s.ok()) return s;
     compiled_results.push_back(*std::move(literal));
@@ -636,7 +636,7 @@ absl::Status RunCase(const std::shared_ptr<runtime::Client>& client, const Case&
     return absl::Status(launch.status().code(),
                         absl::StrCat("execute: ", std::string(launch.status().message())));
   }
-  for (const runtime::AsyncEventRef& done : launch->done) {
+  for (const AsyncEventRef& done : launch->done) {
     if (absl::Status s = done->Await(); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("execute: ", std::string(s.message())));
     }
@@ -753,7 +753,7 @@ TEST(ConformanceTest, StablehloInterpretAndTestdata) {
   std::vector<Outcome> outcomes(cases.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
-    runtime::ClientOptions options;
+    DeviceOptions options;
     options.platform = "host";
     options.host_device_count = 8;  // run_parallel cases use up to 5 devices
     absl::StatusOr<std::shared_ptr<runtime::Client>> client = runtime::Client::Create(options);

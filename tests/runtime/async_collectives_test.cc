@@ -69,32 +69,20 @@ module @async_collectives {
   }
 })";
 
-// Runs the test body once per host backend (EMBER_FLAGS is read at compile time).
+// Runs the test body once per host backend mode.
 class AsyncCollectivesTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override {
-    const char* old = std::getenv("EMBER_FLAGS");
-    if (old != nullptr) saved_ = old;
-    had_flags_ = old != nullptr;
-    setenv("EMBER_FLAGS", GetParam(), 1);
+  CompilerOptions Compiler() const {
+    CompilerOptions options;
+    options.host_backend = GetParam();
+    return options;
   }
-  void TearDown() override {
-    if (had_flags_) {
-      setenv("EMBER_FLAGS", saved_.c_str(), 1);
-    } else {
-      unsetenv("EMBER_FLAGS");
-    }
-  }
-
- private:
-  std::string saved_;
-  bool had_flags_ = false;
 };
 
 TEST_P(AsyncCollectivesTest, EveryAsyncCollectiveMatchesItsDefinition) {
   constexpr int kDevices = 4;
   auto client = MakeClient(kDevices);
-  auto executable = Build(client, kAsyncCollectives, kDevices, 1);
+  auto executable = Build(client, kAsyncCollectives, kDevices, 1, false, Compiler());
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<std::vector<float>> in(kDevices);
   for (int d = 0; d < kDevices; ++d) in[d] = Random(32, 70 + d);
@@ -155,7 +143,7 @@ module @future_across_call {
 TEST_P(AsyncCollectivesTest, FutureCrossesAFunctionBoundary) {
   constexpr int kDevices = 4;
   auto client = MakeClient(kDevices);
-  auto executable = Build(client, kFutureAcrossCall, kDevices, 1);
+  auto executable = Build(client, kFutureAcrossCall, kDevices, 1, false, Compiler());
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<std::vector<float>> in(kDevices);
   for (int d = 0; d < kDevices; ++d) in[d] = Random(4, 90 + d);
@@ -186,7 +174,7 @@ func.func @main(%x: tensor<4xf32>) -> !stablehlo.future<tensor<2xf32>> {
   return %f : !stablehlo.future<tensor<2xf32>>
 })";
   auto client = MakeClient(1);
-  auto executable = Build(client, kReturnsFuture, 1, 1);
+  auto executable = Build(client, kReturnsFuture, 1, 1, false, Compiler());
   ASSERT_FALSE(executable.ok());
   EXPECT_NE(executable.status().message().find("!stablehlo.future<tensor<2xf32>>"),
             std::string::npos)
@@ -194,7 +182,7 @@ func.func @main(%x: tensor<4xf32>) -> !stablehlo.future<tensor<2xf32>> {
 }
 
 INSTANTIATE_TEST_SUITE_P(HostBackends, AsyncCollectivesTest,
-                         ::testing::Values("--host_backend=compiled", "--host_backend=evaluator"),
+                         ::testing::Values("compiled", "evaluator"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.index == 0 ? "Compiled" : "Evaluator");
                          });

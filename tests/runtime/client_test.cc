@@ -12,7 +12,7 @@ namespace {
 using ir::ElementType;
 
 std::shared_ptr<Client> MakeClient(int devices) {
-  ClientOptions options;
+  DeviceOptions options;
   options.platform = "host";
   options.host_device_count = devices;
   auto client = Client::Create(options);

@@ -11,7 +11,6 @@
 #include "absl/time/clock.h"
 #include "compiler/driver/compile_program.h"
 #include "gtest/gtest.h"
-#include "runtime/spmd_program.h"
 #include "tests/runtime/executable_test_util.h"
 
 namespace ember::runtime {
@@ -21,6 +20,7 @@ using test_util::Build;
 using test_util::Download;
 using test_util::MakeClient;
 using test_util::Random;
+using test_util::RunOnDevices;
 using test_util::Upload;
 
 constexpr char kAllReducePlusReplicaId[] = R"(
@@ -89,7 +89,7 @@ TEST(ExecutableTest, DonatedArgumentsBecomeResultsOnEveryReplica) {
   auto client = MakeClient(2);
   auto executable = Build(client, kDonatedReplicas, 2, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  ASSERT_EQ((*executable)->program().host->result_aliases(), (std::vector<int>{0, -1}));
+  ASSERT_EQ((*executable)->program().executable->layout().result_aliases, (std::vector<int>{0, -1}));
   std::vector<std::vector<float>> in(2);
   std::vector<std::unique_ptr<Buffer>> owned;
   std::vector<std::vector<Buffer*>> args(2);
@@ -179,6 +179,67 @@ TEST(ExecutableTest, CollectiveReduceGivesTheRootTheReduction) {
   }
 }
 
+// Reduction regions no transport runs (legalize-collectives): an all_reduce of a - b, and of a
+// compound expression, become all_gather plus a fold in rank order, exactly the evaluator's
+// order; a reduce_scatter with such a region is a clear compile-time error.
+constexpr char kUnusualReductions[] = R"(
+module @unusual {
+  func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %diff = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.subtract %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %mix = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %p = stablehlo.multiply %a, %b : tensor<f32>
+        %s = stablehlo.add %p, %a : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[2, 0, 1]]> : tensor<1x3xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    return %diff, %mix : tensor<4xf32>, tensor<4xf32>
+  }
+})";
+
+TEST(ExecutableTest, UnusualReductionRegionsFoldInRankOrder) {
+  auto client = MakeClient(3);
+  auto executable = Build(client, kUnusualReductions, 3, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<float>> in(3);
+  for (int d = 0; d < 3; ++d) in[d] = Random(4, 90 + d);
+  const auto out = RunOnDevices(*client, **executable, in, {4});
+  ASSERT_EQ(out.size(), 3u);
+  auto mix = [](float a, float b) { return a * b + a; };
+  for (int d = 0; d < 3; ++d) {
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(out[d][0][i], (in[0][i] - in[1][i]) - in[2][i]) << "device " << d;
+      // Ranks follow the group's order: replica 2 first, then 0, then 1.
+      EXPECT_EQ(out[d][1][i], mix(mix(in[2][i], in[0][i]), in[1][i])) << "device " << d;
+    }
+  }
+}
+
+TEST(ExecutableTest, ReduceScatterWithAnUnusualRegionIsACompileError) {
+  constexpr char kProgram[] = R"(
+module @bad {
+  func.func @main(%x: tensor<4xf32>) -> tensor<2xf32> {
+    %r = "stablehlo.reduce_scatter"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.subtract %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+})";
+  auto client = MakeClient(2);
+  auto executable = Build(client, kProgram, 2, 1);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(executable.status().message().find("stablehlo.reduce_scatter"), std::string::npos)
+      << executable.status();
+  EXPECT_NE(executable.status().message().find("reduction region"), std::string::npos)
+      << executable.status();
+}
+
 TEST(ExecutableTest, ConcurrentLaunchesFromSeveralThreadsDoNotMix) {
   auto client = MakeClient(4);
   auto executable = Build(client, kAllReducePlusReplicaId, 4, 1);
@@ -220,7 +281,7 @@ absl::StatusOr<std::unique_ptr<compiler::CompiledProgram>> CompileText(const std
   frontend::CompileOptions options;
   return compiler::CompileProgram(
       "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
-      options);
+      options, ember::test_util::HostTestBackend());
 }
 
 constexpr char kTwiceXPlusOne[] = R"(
@@ -235,7 +296,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 TEST(ExecutableTest, OnlyCheapProgramsRunInline) {
   auto cheap = CompileText(kTwiceXPlusOne);
   ASSERT_TRUE(cheap.ok()) << cheap.status();
-  EXPECT_TRUE((*cheap)->run_inline);
+  EXPECT_TRUE((*cheap)->executable->dispatch_inline());
   // 256 KiB per value: handed to the stream thread.
   auto large = CompileText(R"(
 func.func @main(%x: tensor<65536xf32>) -> tensor<65536xf32> {
@@ -243,7 +304,7 @@ func.func @main(%x: tensor<65536xf32>) -> tensor<65536xf32> {
   return %r : tensor<65536xf32>
 })");
   ASSERT_TRUE(large.ok()) << large.status();
-  EXPECT_FALSE((*large)->run_inline);
+  EXPECT_FALSE((*large)->executable->dispatch_inline());
   // A loop may run for any time.
   auto loop = CompileText(R"(
 func.func @main(%n: tensor<i32>) -> tensor<i32> {
@@ -260,7 +321,7 @@ func.func @main(%n: tensor<i32>) -> tensor<i32> {
   return %r : tensor<i32>
 })");
   ASSERT_TRUE(loop.ok()) << loop.status();
-  EXPECT_FALSE((*loop)->run_inline);
+  EXPECT_FALSE((*loop)->executable->dispatch_inline());
 }
 
 // Cheap launches run on the calling thread when the device's stream is idle and are queued
@@ -270,7 +331,7 @@ TEST(ExecutableTest, CheapLaunchChainsFromSeveralThreadsStayOrdered) {
   auto client = MakeClient(1);
   auto program = CompileText(kTwiceXPlusOne);
   ASSERT_TRUE(program.ok()) << program.status();
-  ASSERT_TRUE((*program)->run_inline);
+  ASSERT_TRUE((*program)->executable->dispatch_inline());
   auto executable = Executable::Create(client, *std::move(program));
   ASSERT_TRUE(executable.ok()) << executable.status();
   Executable* exe = executable->get();
@@ -358,7 +419,6 @@ TEST(ExecutableTest, AFailingDeviceFailsItsPeersInsteadOfHanging) {
   auto client = MakeClient(4);
   auto executable = Build(client, kOneReplicaFails, 4, 1);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  (*executable)->set_collective_timeout(absl::Seconds(60));
   std::vector<std::unique_ptr<Buffer>> owned;
   std::vector<std::vector<Buffer*>> args(4);
   for (int d = 0; d < 4; ++d) {
@@ -452,7 +512,7 @@ TEST(ExecutableTest, SpmdProgramAssemblesShardsAndCutsResults) {
   auto client = MakeClient(4);
   auto executable = Build(client, kShardedMatmul, 1, 4, /*spmd=*/true);
   ASSERT_TRUE(executable.ok()) << executable.status();
-  EXPECT_TRUE((*executable)->is_spmd());
+  EXPECT_TRUE((*executable)->program().spmd);
   EXPECT_EQ((*executable)->device_parameter_types()[0].dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ((*executable)->device_result_types()[0].dims(), (std::vector<int64_t>{4, 1}));
   const std::vector<float> a = Random(24, 1), b = Random(24, 2);
@@ -531,92 +591,6 @@ TEST(ExecutableTest, ManualComputationRunsTheBodyPerDevice) {
       }
     }
   }
-}
-
-TEST(SpmdShardingTest, ParsesMeshesAndShardings) {
-  auto mesh = ParseSdyMesh(R"(#sdy.mesh<["x"=2, "y"=3], device_ids=[5, 4, 3, 2, 1, 0]>)");
-  ASSERT_TRUE(mesh.ok()) << mesh.status();
-  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(mesh->sizes, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(*mesh->Coordinates(5), (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(*mesh->Coordinates(0), (std::vector<int64_t>{1, 2}));
-  auto sharding = ParseSdySharding(R"(#sdy.sharding<@mesh, [{"y", "x"}, {}], replicated={"z"}>)");
-  ASSERT_TRUE(sharding.ok()) << sharding.status();
-  EXPECT_EQ(sharding->mesh, "mesh");
-  ASSERT_EQ(sharding->dims.size(), 2u);
-  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
-  EXPECT_TRUE(sharding->dims[1].empty());
-  EXPECT_EQ(*ShardDims({12, 5}, *sharding, *mesh), (std::vector<int64_t>{2, 5}));
-  EXPECT_FALSE(ShardDims({7, 5}, *sharding, *mesh).ok());  // uneven
-  auto list = ParseSdyShardingList(R"([<@mesh, [{"x"}]>, <@mesh, [{}, {"y"}]>])");
-  ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->size(), 2u);
-  EXPECT_FALSE(ParseSdySharding(R"(#sdy.sharding<@mesh, [{"x":(1)2}]>)").ok());
-}
-
-TEST(SpmdShardingTest, ParsesTheGenericPrintedForms) {
-  auto mesh = ParseSdyMesh(
-      R"(#sdy.mesh<axes = [#sdy.mesh_axis<name = "x", size = 2>, #sdy.mesh_axis<name = "y", size = 2>], device_ids = [3, 1, 2, 0]>)");
-  ASSERT_TRUE(mesh.ok()) << mesh.status();
-  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(mesh->device_ids, (std::vector<int64_t>{3, 1, 2, 0}));
-  const std::string one =
-      R"(#sdy.sharding<mesh_or_ref = @mesh, dim_shardings = [#sdy.dimension_sharding<axes = [#sdy.axis_ref<name = "y">, #sdy.axis_ref<name = "x">], is_closed = true>, #sdy.dimension_sharding<axes = [], is_closed = true>], replicated_axes = [], unreduced_axes = [], reduction_op = 0>)";
-  auto sharding = ParseSdySharding(one);
-  ASSERT_TRUE(sharding.ok()) << sharding.status();
-  EXPECT_EQ(sharding->mesh, "mesh");
-  ASSERT_EQ(sharding->dims.size(), 2u);
-  EXPECT_EQ(sharding->dims[0], (std::vector<std::string>{"y", "x"}));
-  EXPECT_TRUE(sharding->dims[1].empty());
-  auto list =
-      ParseSdyShardingList(absl::StrCat("#sdy.sharding_per_value<value = [", one, ", ", one, "]>"));
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_EQ(list->size(), 2u);
-}
-
-TEST(SpmdShardingTest, GspmdShardingsBecomeMeshes) {
-  auto g = ParseGspmdSharding("{devices=[2,2]<=[2,2]T(1,0)}", 2);
-  ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_TRUE(g->has_value());
-  const auto& [mesh, sharding] = **g;
-  EXPECT_EQ(mesh.sizes, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(mesh.device_ids, (std::vector<int64_t>{0, 2, 1, 3}));
-  EXPECT_EQ(*mesh.Coordinates(2), (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(sharding.dims.size(), 2u);
-  auto rep = ParseGspmdSharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", 2);
-  ASSERT_TRUE(rep.ok() && rep->has_value()) << rep.status();
-  EXPECT_EQ((*rep)->second.dims[0].size(), 1u);
-  EXPECT_TRUE((*rep)->second.dims[1].empty());
-  EXPECT_EQ((*rep)->first.size(), 4);
-  auto listed = ParseGspmdSharding("{devices=[4]3,2,1,0}", 1);
-  ASSERT_TRUE(listed.ok() && listed->has_value());
-  EXPECT_EQ((*listed)->first.device_ids, (std::vector<int64_t>{3, 2, 1, 0}));
-  auto replicated = ParseGspmdSharding("{replicated}", 3);
-  ASSERT_TRUE(replicated.ok());
-  EXPECT_FALSE(replicated->has_value());
-  EXPECT_FALSE(ParseGspmdSharding("{maximal device=1}", 1).ok());
-  EXPECT_FALSE(ParseGspmdSharding("{devices=[2,2]<=[4]}", 1).ok());  // rank mismatch
-}
-
-TEST(SpmdShardingTest, ExtractAndInsertAreInverse) {
-  SdyMesh mesh{{"a", "b"}, {2, 2}, {}};
-  SdySharding sharding{"mesh", {{"b"}, {"a"}}};
-  std::vector<float> values = Random(4 * 6, 9);
-  auto shape = ir::Shape::Make(ir::ElementType::kF32, {4, 6});
-  auto global = ir::Literal::FromValues<float>({4, 6}, values);
-  ASSERT_TRUE(global.ok());
-  auto rebuilt = ir::Literal::Create(*shape);
-  for (int64_t id = 0; id < 4; ++id) {
-    auto shard = ExtractShard(*global, sharding, mesh, id);
-    ASSERT_TRUE(shard.ok()) << shard.status();
-    EXPECT_EQ(shard->shape().dims(), (std::vector<int64_t>{2, 3}));
-    // Device id = a * 2 + b; dim 0 follows b, dim 1 follows a.
-    const int64_t a = id / 2, b = id % 2;
-    auto first = shard->Get<float>({0, 0});
-    EXPECT_EQ(*first, values[(2 * b) * 6 + 3 * a]);
-    ASSERT_TRUE(InsertShard(*shard, sharding, mesh, id, *rebuilt).ok());
-  }
-  EXPECT_TRUE(*rebuilt == *global);
 }
 
 }  // namespace

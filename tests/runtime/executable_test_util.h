@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/driver/compile_program.h"
+#include "tests/backend_test_util.h"
 #include "gtest/gtest.h"
 #include "runtime/client.h"
 #include "runtime/executable.h"
@@ -16,7 +17,7 @@
 namespace ember::runtime::test_util {
 
 inline std::shared_ptr<Client> MakeClient(int devices) {
-  ClientOptions options;
+  DeviceOptions options;
   options.platform = "host";
   options.host_device_count = devices;
   auto client = Client::Create(options);
@@ -26,7 +27,8 @@ inline std::shared_ptr<Client> MakeClient(int devices) {
 
 inline absl::StatusOr<std::unique_ptr<Executable>> Build(std::shared_ptr<Client> client,
                                                          const std::string& text, int64_t replicas,
-                                                         int64_t partitions, bool spmd = false) {
+                                                         int64_t partitions, bool spmd = false,
+                                                         const CompilerOptions& compiler = {}) {
   frontend::CompileOptions options;
   options.num_replicas = replicas;
   options.num_partitions = partitions;
@@ -39,7 +41,7 @@ inline absl::StatusOr<std::unique_ptr<Executable>> Build(std::shared_ptr<Client>
   }
   auto program = compiler::CompileProgram(
       "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
-      options);
+      options, ember::test_util::HostTestBackend(compiler), compiler);
   if (!program.ok()) return program.status();
   return Executable::Create(std::move(client), *std::move(program));
 }

@@ -87,30 +87,40 @@ std::vector<uint8_t> RandomBuffer(std::mt19937& rng, ncclDataType_t t, size_t co
   return bytes;
 }
 
-// The reduction the in-process collectives apply: element-wise in double, in rank order, rounded
-// once (what the virtual NCCL promises).
-collectives::ReduceFn Reducer(ncclDataType_t t, ncclRedOp_t op, int nranks, double premul = 1.0) {
-  return [t, op, nranks, premul](absl::Span<const collectives::ConstBytes> inputs,
-                                 collectives::MutableBytes out) -> absl::Status {
-    const int e = ElementSize(t);
-    for (size_t i = 0; i < out.size() / e; ++i) {
-      double acc = 0;
-      for (size_t r = 0; r < inputs.size(); ++r) {
-        const double v = LoadValue(t, inputs[r].data() + i * e) * premul;
-        if (r == 0) { acc = v; continue; }
-        switch (op) {
-          case ncclProd: acc *= v; break;
-          case ncclMax: acc = std::max(acc, v); break;
-          case ncclMin: acc = std::min(acc, v); break;
-          default: acc += v; break;
-        }
-      }
-      if (op == ncclAvg) acc = IsFloatType(t) ? acc / nranks : std::trunc(acc / nranks);
-      StoreValue(t, out.data() + i * e, acc);
-    }
-    return absl::OkStatus();
-  };
+collectives::DataType ToDataType(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: return collectives::DataType::kS8;
+    case ncclUint8: return collectives::DataType::kU8;
+    case ncclInt32: return collectives::DataType::kS32;
+    case ncclUint32: return collectives::DataType::kU32;
+    case ncclInt64: return collectives::DataType::kS64;
+    case ncclUint64: return collectives::DataType::kU64;
+    case ncclFloat16: return collectives::DataType::kF16;
+    case ncclBfloat16: return collectives::DataType::kBF16;
+    case ncclFloat32: return collectives::DataType::kF32;
+    default: return collectives::DataType::kF64;
+  }
 }
+
+// ncclAvg is a sum divided by the rank count at the end (DivideByRanks).
+collectives::ReductionKind ToKind(ncclRedOp_t op) {
+  switch (op) {
+    case ncclProd: return collectives::ReductionKind::kProduct;
+    case ncclMax: return collectives::ReductionKind::kMax;
+    case ncclMin: return collectives::ReductionKind::kMin;
+    default: return collectives::ReductionKind::kSum;
+  }
+}
+
+void DivideByRanks(ncclDataType_t t, int nranks, std::vector<uint8_t>& bytes) {
+  const int e = ElementSize(t);
+  for (size_t i = 0; i < bytes.size() / e; ++i) {
+    const double sum = LoadValue(t, bytes.data() + i * e);
+    StoreValue(t, bytes.data() + i * e, IsFloatType(t) ? sum / nranks : std::trunc(sum / nranks));
+  }
+}
+
+se::DeviceMemory Mem(std::vector<uint8_t>& bytes) { return se::DeviceMemory{bytes.data(), bytes.size()}; }
 
 class NcclTest : public ::testing::Test {
  protected:
@@ -140,21 +150,21 @@ class NcclTest : public ::testing::Test {
     });
   }
 
-  // The in-process collectives' answer for every rank.
+  // The in-process collectives' answer for every rank: body(rank, communicator, input copy,
+  // output) issues one operation on host memory (no stream: it runs on the rank's thread).
   template <class F>
-  std::vector<std::vector<uint8_t>> Reference(F&& body) {
+  std::vector<std::vector<uint8_t>> Reference(const std::vector<std::vector<uint8_t>>& inputs, F&& body) {
     collectives::InProcessCollectives hub;
     collectives::CliqueKey key;
-    key.run_id = hub.NewRunId();
-    key.op = "reference";
     for (int r = 0; r < nranks_; ++r) key.devices.push_back(r);
     std::vector<std::vector<uint8_t>> out(nranks_);
     std::vector<std::thread> threads;
     for (int r = 0; r < nranks_; ++r) {
       threads.emplace_back([&, r] {
-        auto comm = hub.Join(key, r);
+        auto comm = hub.GetCommunicator(key, collectives::RankId(r));
         ASSERT_TRUE(comm.ok()) << comm.status();
-        absl::Status status = body(r, **comm, out[r]);
+        std::vector<uint8_t> in = inputs[r];
+        absl::Status status = body(r, **comm, in, out[r])->Await();
         EXPECT_TRUE(status.ok()) << status;
       });
     }
@@ -209,19 +219,26 @@ TEST_F(NcclTest, ReductionsMatchTheInProcessCollectivesForEveryTypeAndOp) {
         reduced[rank] = HostCopy(rd, count * nranks_ * e);
         for (CUdeviceptr p : {send, ar, rs, rd}) cuMemFree(p);
       });
-      auto reducer = Reducer(type, op, nranks_);
-      auto expected_ar = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+      const collectives::DataType dt = ToDataType(type);
+      const collectives::ReductionKind kind = ToKind(op);
+      using Bytes = std::vector<uint8_t>;
+      auto expected_ar = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
         out.resize(count * nranks_ * e);
-        return c.AllReduce(inputs[r], absl::MakeSpan(out), reducer);
+        return c.AllReduce(Mem(in), Mem(out), dt, count * nranks_, kind, nullptr);
       });
-      auto expected_rs = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+      auto expected_rs = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
         out.resize(count * e);
-        return c.ReduceScatter(inputs[r], absl::MakeSpan(out), reducer);
+        return c.ReduceScatter(Mem(in), Mem(out), dt, count, kind, nullptr);
       });
-      auto expected_rd = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+      auto expected_rd = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
         out.resize(count * nranks_ * e);
-        return c.Reduce(inputs[r], absl::MakeSpan(out), 1, reducer);
+        return c.Reduce(Mem(in), Mem(out), dt, count * nranks_, kind, collectives::RankId(1), nullptr);
       });
+      if (op == ncclAvg) {
+        for (auto* expected : {&expected_ar, &expected_rs, &expected_rd}) {
+          for (Bytes& bytes : *expected) DivideByRanks(type, nranks_, bytes);
+        }
+      }
       for (int r = 0; r < nranks_; ++r) {
         EXPECT_EQ(all_reduced[r], expected_ar[r]) << "AllReduce rank " << r;
         EXPECT_EQ(scattered[r], expected_rs[r]) << "ReduceScatter rank " << r;
@@ -274,23 +291,25 @@ TEST_F(NcclTest, DataMovementMatchesTheInProcessCollectives) {
     p2p_all_to_all[rank] = HostCopy(pa2a, count * nranks_ * e);
     for (CUdeviceptr p : {send, ag, bc, a2a, perm, pa2a}) cuMemFree(p);
   });
-  auto expected_ag = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+  using Bytes = std::vector<uint8_t>;
+  const collectives::DataType dt = ToDataType(type);
+  auto expected_ag = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
     out.resize(count * nranks_ * e);
-    return c.AllGather(absl::MakeConstSpan(inputs[r]).subspan(0, count * e), absl::MakeSpan(out));
+    return c.AllGather(Mem(in), Mem(out), dt, count, nullptr);
   });
-  auto expected_bc = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+  auto expected_bc = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
     out.resize(count * e);
-    return c.Broadcast(absl::MakeConstSpan(inputs[r]).subspan(0, count * e), absl::MakeSpan(out), nranks_ - 1);
+    return c.Broadcast(Mem(in), Mem(out), dt, count, collectives::RankId(nranks_ - 1), nullptr);
   });
-  auto expected_a2a = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+  auto expected_a2a = Reference(inputs, [&](int, collectives::Communicator& c, Bytes& in, Bytes& out) {
     out.resize(count * nranks_ * e);
-    return c.AllToAll(inputs[r], absl::MakeSpan(out));
+    return c.AllToAll(Mem(in), Mem(out), dt, count, nullptr);
   });
-  auto expected_perm = Reference([&](int r, collectives::Communicator& c, std::vector<uint8_t>& out) {
+  auto expected_perm = Reference(inputs, [&](int r, collectives::Communicator& c, Bytes& in, Bytes& out) {
     out.resize(count * e);
-    const int target = (r + 1) % nranks_;
-    return c.CollectivePermute(absl::MakeConstSpan(inputs[r]).subspan(0, count * e), absl::MakeSpan(out),
-                               (r + nranks_ - 1) % nranks_, absl::MakeConstSpan(&target, 1));
+    const collectives::RankId target((r + 1) % nranks_);
+    return c.CollectivePermute(Mem(in), Mem(out), dt, count, collectives::RankId((r + nranks_ - 1) % nranks_),
+                               absl::MakeConstSpan(&target, 1), nullptr);
   });
   for (int r = 0; r < nranks_; ++r) {
     EXPECT_EQ(gathered[r], expected_ag[r]) << "AllGather rank " << r;
@@ -407,7 +426,24 @@ TEST_F(NcclTest, ARankThatNeverComesTimesOut) {
 TEST_F(NcclTest, PreMulSumScalesBeforeSumming) {
   const size_t count = 6;
   std::vector<std::vector<float>> results(nranks_);
+  std::vector<std::vector<int32_t>> int_results(nranks_);
   WithComms([&](int rank, ncclComm_t comm, CUstream stream) {
+    // Integers: every rank's input is scaled, the first one included.
+    std::vector<int32_t> ints(count);
+    for (size_t i = 0; i < count; ++i) ints[i] = static_cast<int32_t>(rank * 7 - static_cast<int>(i));
+    CUdeviceptr int_buffer = 0;
+    ASSERT_EQ(cuMemAlloc(&int_buffer, count * 4), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyHtoD(int_buffer, ints.data(), count * 4), CUDA_SUCCESS);
+    int32_t int_scale = 3;
+    ncclRedOp_t int_op;
+    ASSERT_EQ(ncclRedOpCreatePreMulSum(&int_op, &int_scale, ncclInt32, ncclScalarHostImmediate, comm), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(Ptr(int_buffer), Ptr(int_buffer), count, ncclInt32, int_op, comm, stream), ncclSuccess);
+    ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+    int_results[rank].resize(count);
+    ASSERT_EQ(cuMemcpyDtoH(int_results[rank].data(), int_buffer, count * 4), CUDA_SUCCESS);
+    EXPECT_EQ(ncclRedOpDestroy(int_op, comm), ncclSuccess);
+    cuMemFree(int_buffer);
+
     std::vector<float> values(count);
     for (size_t i = 0; i < count; ++i) values[i] = static_cast<float>(rank * 10 + i);
     CUdeviceptr buffer = 0;
@@ -427,6 +463,9 @@ TEST_F(NcclTest, PreMulSumScalesBeforeSumming) {
     double expected = 0;
     for (int r = 0; r < nranks_; ++r) expected += 0.25 * (r * 10 + i);
     EXPECT_EQ(results[0][i], static_cast<float>(expected));
+    int32_t int_expected = 0;
+    for (int r = 0; r < nranks_; ++r) int_expected += 3 * (r * 7 - static_cast<int>(i));
+    for (int r = 0; r < nranks_; ++r) EXPECT_EQ(int_results[r][i], int_expected) << "rank " << r;
   }
 }
 

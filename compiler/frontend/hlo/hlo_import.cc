@@ -21,6 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/hlo/hlo_import_internal.h"
+#include "compiler/frontend/import/sharding_import.h"
+#include "compiler/frontend/text/mlir_text_parser.h"
 #include "google/protobuf/arena.h"
 
 namespace ember::frontend {
@@ -236,6 +238,8 @@ class HloImporter {
   const proto::HloModuleProto& proto_;
   std::unique_ptr<ir::Module> module_;
   absl::flat_hash_map<int64_t, const proto::HloComputationProto*> computations_;
+  // Instruction shardings as typed IR, converted (and checked) before anything is emitted.
+  absl::flat_hash_map<const proto::HloInstructionProto*, Attribute> shardings_;
   absl::flat_hash_map<int64_t, ir::Computation*> functions_;
   absl::flat_hash_set<int64_t> active_;  // computations being emitted (cycle check)
   int depth_ = 0;
@@ -310,6 +314,16 @@ absl::StatusOr<std::unique_ptr<ir::Module>> HloImporter::Run() {
       return absl::InvalidArgumentError(
           absl::StrCat("two computations have id ", c.id(), " (%", c.name(), ")"));
     }
+    for (const proto::HloInstructionProto& inst : c.instructions()) {
+      if (!inst.has_sharding()) continue;
+      absl::StatusOr<Attribute> sharding = hlo::ShardingAttribute(inst.sharding());
+      if (!sharding.ok()) {
+        return absl::Status(sharding.status().code(),
+                            absl::StrCat(inst.opcode(), " %", inst.name(), " in %", c.name(),
+                                         ": sharding: ", sharding.status().message()));
+      }
+      shardings_.emplace(&inst, *std::move(sharding));
+    }
   }
   // The entry: by id, else by name, else the last computation (callees come first).
   const proto::HloComputationProto* entry = nullptr;
@@ -343,8 +357,8 @@ absl::StatusOr<std::unique_ptr<ir::Module>> HloImporter::Run() {
   main->arg_attributes().assign(main->parameters().size(), ir::AttributeMap());
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i]->has_sharding() && params[i]->sharding().type() != 2 && bound[i].size() == 1) {
-      main->arg_attributes()[first_leaf[i]].Set(
-          "mhlo.sharding", Attribute::String(hlo::ShardingToString(params[i]->sharding())));
+      EMBER_ASSIGN_OR_RETURN(Attribute sharding, hlo::ShardingAttribute(params[i]->sharding()));
+      main->arg_attributes()[first_leaf[i]].Set("mhlo.sharding", std::move(sharding));
     }
   }
   EMBER_ASSIGN_OR_RETURN(Leaves results, Emit(*entry, main, bound));
@@ -403,8 +417,8 @@ absl::StatusOr<std::unique_ptr<ir::Module>> HloImporter::Run() {
   }
   if (proto_.has_spmd_output_sharding() && results.size() == 1 &&
       proto_.spmd_output_sharding().type() != 2) {
-    main->result_attributes()[0].Set(
-        "mhlo.sharding", Attribute::String(hlo::ShardingToString(proto_.spmd_output_sharding())));
+    EMBER_ASSIGN_OR_RETURN(Attribute sharding, hlo::ShardingAttribute(proto_.spmd_output_sharding()));
+    main->result_attributes()[0].Set("mhlo.sharding", std::move(sharding));
   }
   if (proto_.has_device_assignment()) {
     module_->attributes().Set("mhlo.num_replicas",
@@ -542,8 +556,8 @@ ir::Instruction* HloImporter::Add(Scope& scope, const proto::HloInstructionProto
               [](const auto& a, const auto& b) { return a.first < b.first; });
     attrs.Set("mhlo.frontend_attributes", Attribute::Dict(std::move(entries)));
   }
-  if (inst.has_sharding()) {
-    attrs.Set("mhlo.sharding", Attribute::String(hlo::ShardingToString(inst.sharding())));
+  if (auto sharding = shardings_.find(&inst); sharding != shardings_.end()) {
+    attrs.Set("mhlo.sharding", sharding->second);
   }
   ir::Location loc = hlo::MetadataLocation(inst.metadata(), proto_.stack_frame_index());
   if (loc.name.empty()) loc.name = inst.name();
@@ -1008,7 +1022,17 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
     if (target == "xla.sdy.FuncResultSharding" || target == "xla.sdy.Sharding") {
       const auto& fa = inst.frontend_attributes().map();
       if (auto s = fa.find("xla.sdy.sharding"); s != fa.end()) {
-        attrs.Set("sdy.sharding", Attribute::String(s->second));
+        // Shardy's annotation as MLIR text; XLA writes one sharding, or a per-value list.
+        absl::StatusOr<frontend::AttrPtr> parsed = frontend::ParseMlirAttribute(s->second);
+        absl::StatusOr<std::optional<Attribute>> typed =
+            parsed.ok() ? frontend::ImportShardyAttribute(**parsed)
+                        : absl::StatusOr<std::optional<Attribute>>(parsed.status());
+        if (!typed.ok() || !typed->has_value()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "custom-call ", inst.name(), ": xla.sdy.sharding \"", s->second, "\" is not a sharding",
+              typed.ok() ? "" : absl::StrCat(": ", typed.status().message())));
+        }
+        attrs.Set("sdy.sharding", **std::move(typed));
       }
       attrs.Set("xla.sdy.target", Attribute::String(target));
       target = "Sharding";
@@ -1282,10 +1306,10 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ImportHloModuleProtoWithConfig(
   if (wrapper->has_config()) {
     const proto::HloModuleConfigProto& config = wrapper->config();
     if (config.replica_count() > 0) {
-      module->attributes().Set("mhlo.num_replicas", Attribute::Int(config.replica_count()));
+      module->attributes().Set("mhlo.num_replicas", ir::Attribute::Int(config.replica_count()));
     }
     if (config.num_partitions() > 0) {
-      module->attributes().Set("mhlo.num_partitions", Attribute::Int(config.num_partitions()));
+      module->attributes().Set("mhlo.num_partitions", ir::Attribute::Int(config.num_partitions()));
     }
   }
   return module;

@@ -34,9 +34,9 @@ std::string ShapeToString(const proto::ShapeProto& shape);
 // A constant's leaves as row-major literals (a tuple constant gives several).
 absl::StatusOr<std::vector<ir::Literal>> ConvertLiteral(const proto::LiteralProto& literal);
 
-// The sharding in HLO text form ("{replicated}", "{devices=[2,1]<=[2]}"), as mhlo.sharding
-// strings spell it.
-std::string ShardingToString(const proto::OpSharding& sharding);
+// An OpSharding as typed IR: a kSharding attribute (over an inline mesh for tiled shardings), or
+// a list of them for a tuple sharding.
+absl::StatusOr<ir::Attribute> ShardingAttribute(const proto::OpSharding& sharding);
 
 // replica_groups (or collective_device_list, explicit or iota form) as the 2-D s64 literal
 // StableHLO uses; no groups gives a 0x0 literal. Groups of unequal size are an error.

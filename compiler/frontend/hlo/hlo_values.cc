@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/hlo/hlo_import_internal.h"
+#include "compiler/ir/sharding.h"
 
 namespace ember::frontend::hlo {
 namespace {
@@ -333,51 +334,49 @@ absl::StatusOr<std::vector<ir::Literal>> ConvertLiteral(const proto::LiteralProt
   return out;
 }
 
-std::string ShardingToString(const proto::OpSharding& s) {
+absl::StatusOr<ir::Attribute> ShardingAttribute(const proto::OpSharding& s) {
+  ir::TensorSharding sharding;
   switch (s.type()) {
     case 0:
-      return "{replicated}";
+      return ir::Attribute::OfSharding(ir::TensorSharding::Replicated());
     case 1:
-      return absl::StrCat("{maximal device=",
-                          s.tile_assignment_devices_size() > 0 ? s.tile_assignment_devices(0) : 0,
-                          "}");
+      sharding.kind = ir::TensorSharding::Kind::kMaximal;
+      sharding.maximal_device = s.tile_assignment_devices_size() > 0 ? s.tile_assignment_devices(0) : 0;
+      return ir::Attribute::OfSharding(std::move(sharding));
     case 2: {
-      std::vector<std::string> parts;
-      for (const proto::OpSharding& e : s.tuple_shardings()) parts.push_back(ShardingToString(e));
-      return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+      std::vector<ir::Attribute> parts;
+      for (const proto::OpSharding& e : s.tuple_shardings()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Attribute part, ShardingAttribute(e));
+        parts.push_back(std::move(part));
+      }
+      return ir::Attribute::List(std::move(parts));
     }
-    case 4:
-      return "{manual}";
-    case 5:
-      return "{unknown}";
-    case 6:
-      return "{unreduced}";
-    default:
+    case 3:
       break;
+    case 4:
+      sharding.kind = ir::TensorSharding::Kind::kManual;
+      return ir::Attribute::OfSharding(std::move(sharding));
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("OpSharding of type ", s.type(), " (unknown or unreduced) is not supported yet"));
   }
-  std::string out =
-      absl::StrCat("{devices=[", absl::StrJoin(s.tile_assignment_dimensions(), ","), "]");
-  if (s.iota_reshape_dims_size() > 0) {
-    absl::StrAppend(&out, "<=[", absl::StrJoin(s.iota_reshape_dims(), ","), "]");
-    bool identity = true;
-    for (int i = 0; i < s.iota_transpose_perm_size(); ++i)
-      identity &= s.iota_transpose_perm(i) == i;
-    if (!identity) absl::StrAppend(&out, "T(", absl::StrJoin(s.iota_transpose_perm(), ","), ")");
-  } else {
-    absl::StrAppend(&out, absl::StrJoin(s.tile_assignment_devices(), ","));
-  }
-  if (s.replicate_on_last_tile_dim()) absl::StrAppend(&out, " last_tile_dim_replicate");
   if (s.last_tile_dims_size() > 0) {
-    static const char* kNames[] = {"replicated", "maximal", "tuple",    "other",
-                                   "manual",     "unknown", "unreduced"};
-    std::vector<std::string> names;
-    for (int t : s.last_tile_dims()) {
-      names.push_back(t >= 0 && t < 7 ? kNames[t] : absl::StrCat(t));
-    }
-    absl::StrAppend(&out, " last_tile_dims={", absl::StrJoin(names, ", "), "}");
+    return absl::UnimplementedError("subgroup shardings (last_tile_dims) are not supported yet");
   }
-  out.push_back('}');
-  return out;
+  std::vector<int64_t> tiles(s.tile_assignment_dimensions().begin(),
+                             s.tile_assignment_dimensions().end());
+  std::vector<int64_t> devices;
+  if (s.iota_reshape_dims_size() > 0) {
+    std::vector<int64_t> reshape(s.iota_reshape_dims().begin(), s.iota_reshape_dims().end());
+    std::vector<int64_t> perm(s.iota_transpose_perm().begin(), s.iota_transpose_perm().end());
+    EMBER_ASSIGN_OR_RETURN(devices, ir::IotaTileDevices(reshape, perm));
+  } else {
+    devices.assign(s.tile_assignment_devices().begin(), s.tile_assignment_devices().end());
+  }
+  const bool replicate_last = s.replicate_on_last_tile_dim();
+  const int64_t rank = static_cast<int64_t>(tiles.size()) - (replicate_last ? 1 : 0);
+  EMBER_ASSIGN_OR_RETURN(sharding, ir::TiledSharding(tiles, std::move(devices), rank, replicate_last));
+  return ir::Attribute::OfSharding(std::move(sharding));
 }
 
 absl::StatusOr<ir::Literal> ReplicaGroups(const proto::HloInstructionProto& inst) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/import/import_internal.h"
+#include "compiler/frontend/import/sharding_import.h"
 #include "compiler/ir/float_conversions.h"
 
 namespace ember::frontend::importer {
@@ -148,8 +149,8 @@ double DecodeFloatBits(FloatKind kind, uint64_t bits, bool* ok) {
   switch (kind) {
     case FloatKind::kF64: return std::bit_cast<double>(bits);
     case FloatKind::kF32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
-    case FloatKind::kF16: return ir::F16ToFloat(static_cast<uint16_t>(bits));
-    case FloatKind::kBF16: return ir::BF16ToFloat(static_cast<uint16_t>(bits));
+    case FloatKind::kF16: return F16ToFloat(static_cast<uint16_t>(bits));
+    case FloatKind::kBF16: return BF16ToFloat(static_cast<uint16_t>(bits));
     default: *ok = false; return 0;
   }
 }
@@ -453,7 +454,9 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
       v != nullptr && v->kind == DialectParam::Kind::kString) {
     return ir::Attribute::String(v->s);  // enums and #vhlo.string_v1
   }
-  // Not modelled in the IR (shardings, locations, opaque dialect attributes): keep the text.
+  EMBER_ASSIGN_OR_RETURN(std::optional<ir::Attribute> shardy, ImportShardyAttribute(attr));
+  if (shardy.has_value()) return *std::move(shardy);
+  // Not modelled in the IR (locations, sharding rules, opaque dialect attributes): keep the text.
   if (attr.kind == AttrKind::kOpaque) return ir::Attribute::String(attr.str);
   return ir::Attribute::String(PrintAttribute(attr));
 }
@@ -467,6 +470,11 @@ absl::StatusOr<ir::AttributeMap> ConvertDictionary(const Attribute& attr,
   for (const auto& [name, value] : entries) {
     if (!value) return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' is null"));
     absl::StatusOr<ir::Attribute> converted = ConvertGeneric(*value, ctx);
+    // An empty mhlo.sharding (older JAX exports) says nothing: it stays an empty string.
+    if (converted.ok() && name == "mhlo.sharding" && converted->kind == ir::Attribute::Kind::kString &&
+        !converted->s.empty()) {
+      converted = ImportGspmdSharding(converted->s);
+    }
     if (!converted.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("attribute '", name, "': ", converted.status().message()));

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/import/import_internal.h"
+#include "compiler/frontend/import/sharding_import.h"
 
 namespace ember::frontend {
 namespace {
@@ -86,8 +87,8 @@ class Importer {
   absl::Status ImportAsCustomCall(const Operation& op, const std::string& target,
                                   bool side_effect, ir::AttributeMap extra, ir::Computation* c);
   // sdy.manual_computation (shard_map): a custom_call "sdy.manual_computation" whose callee is
-  // the body, imported as a private function; in_shardings, out_shardings and manual_axes are
-  // kept as their printed text.
+  // the body, imported as a private function; in_shardings and out_shardings are lists of
+  // typed shardings, manual_axes a list of axis names.
   absl::Status ImportManualComputation(const Operation& op, ir::Computation* c);
 
   absl::StatusOr<std::vector<ir::Value*>> Operands(const Operation& op);
@@ -143,7 +144,12 @@ absl::StatusOr<std::unique_ptr<ir::Module>> Importer::Run(const Operation& modul
         return OpError(*op, "sdy.mesh needs sym_name and mesh");
       }
       EMBER_ASSIGN_OR_RETURN(std::string mesh_name, importer::ReadString(**sym));
-      meshes_.emplace_back(mesh_name, ir::Attribute::String(PrintAttribute(**mesh)));
+      absl::StatusOr<std::optional<ir::Attribute>> typed = ImportShardyAttribute(**mesh);
+      if (!typed.ok()) return AtOp(*op, typed.status());
+      if (!typed->has_value() || (*typed)->kind != ir::Attribute::Kind::kMesh) {
+        return OpError(*op, "sdy.mesh needs an #sdy.mesh");
+      }
+      meshes_.emplace_back(mesh_name, **std::move(typed));
     } else {
       return OpError(*op, "unsupported op at module level (expected func.func or sdy.mesh)");
     }
@@ -410,7 +416,15 @@ absl::Status Importer::ImportManualComputation(const Operation& op, ir::Computat
     if (value == nullptr || !*value) {
       return OpError(op, absl::StrCat("sdy.manual_computation needs '", attr, "'"));
     }
-    attrs.Set(attr, ir::Attribute::String(PrintAttribute(**value)));
+    absl::StatusOr<std::optional<ir::Attribute>> typed = ImportShardyAttribute(**value);
+    if (!typed.ok()) return AtOp(op, typed.status());
+    if (!typed->has_value() || (*typed)->kind != ir::Attribute::Kind::kList) {
+      return OpError(op, absl::StrCat("sdy.manual_computation: '", attr, "' is not ",
+                                      std::string(attr) == "manual_axes"
+                                          ? "#sdy.manual_axes"
+                                          : "#sdy.sharding_per_value"));
+    }
+    attrs.Set(attr, **std::move(typed));
   }
   std::string body_name;
   for (int n = 0;; ++n) {
@@ -556,7 +570,12 @@ absl::Status Importer::ImportOp(const Operation& op, ir::Computation* c) {
     const AttrPtr* sharding = FindAttr(op, "sharding");
     if (sharding == nullptr || !*sharding) return OpError(op, "missing attribute 'sharding'");
     ir::AttributeMap extra = *std::move(discardable);
-    extra.Set("sdy.sharding", ir::Attribute::String(PrintAttribute(**sharding)));
+    absl::StatusOr<std::optional<ir::Attribute>> typed = ImportShardyAttribute(**sharding);
+    if (!typed.ok()) return AtOp(op, typed.status());
+    if (!typed->has_value() || (*typed)->kind != ir::Attribute::Kind::kSharding) {
+      return OpError(op, "sdy.sharding_constraint needs an #sdy.sharding");
+    }
+    extra.Set("sdy.sharding", **std::move(typed));
     return ImportAsCustomCall(op, "Sharding", false, std::move(extra), c);
   }
   if (name == "sdy.manual_computation") return ImportManualComputation(op, c);

@@ -31,6 +31,10 @@ namespace ember::frontend {
 absl::StatusOr<std::unique_ptr<Operation>> ParseMlirText(std::string_view text,
                                                          std::string_view filename);
 
+// One attribute in MLIR's textual form (e.g. `#sdy.sharding<@mesh, [{"x"}, {}]>`, as XLA keeps
+// Shardy's annotations in an HloModuleProto's frontend attributes), built as ParseMlirText would.
+absl::StatusOr<AttrPtr> ParseMlirAttribute(std::string_view text);
+
 // One chunk of a file split at `// -----` lines (mlir-opt's -split-input-file): the text keeps
 // its original line numbers by leading with the newlines that preceded it.
 struct MlirTextChunk {

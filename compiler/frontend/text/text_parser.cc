@@ -779,6 +779,13 @@ absl::StatusOr<std::unique_ptr<Operation>> ParseMlirText(std::string_view text,
   return parser.ParseTopLevel();
 }
 
+absl::StatusOr<AttrPtr> ParseMlirAttribute(std::string_view text) {
+  text::Parser parser(text, "<attribute>");
+  EMBER_ASSIGN_OR_RETURN(AttrPtr attr, parser.ParseAttribute());
+  if (!parser.Is(text::TokKind::kEof)) return parser.Error("unexpected text after the attribute");
+  return attr;
+}
+
 std::vector<MlirTextChunk> SplitMlirInput(std::string_view text) {
   std::vector<MlirTextChunk> chunks;
   std::string current;

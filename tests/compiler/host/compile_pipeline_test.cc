@@ -1,6 +1,6 @@
 // The driver's optimizing pipeline for host programs: CompileProgram runs the passes, builds the
-// compiled host executable (the default) or the evaluator (EMBER_FLAGS=--host_backend=evaluator),
-// and with xla_dump_to / --dump_to writes the IR after each pass, the fusion plan, the cost report
+// compiled host executable (the default) or the evaluator (CompilerOptions::host_backend), and with
+// CompilerOptions::dump_to writes the IR after each pass, the fusion plan, the cost report
 // and the buffer assignment under stable names.
 #include <gtest/gtest.h>
 
@@ -15,6 +15,8 @@
 
 #include "absl/strings/match.h"
 #include "compiler/driver/compile_program.h"
+#include "compiler/host/host_runner.h"
+#include "tests/backend_test_util.h"
 
 namespace ember::compiler {
 namespace {
@@ -41,23 +43,19 @@ std::string ReadFile(const std::filesystem::path& path) {
   return ss.str();
 }
 
-class CompilePipelineTest : public ::testing::Test {
- protected:
-  void TearDown() override { unsetenv("EMBER_FLAGS"); }
-};
+class CompilePipelineTest : public ::testing::Test {};
 
 TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
-  unsetenv("EMBER_FLAGS");
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("ember_pipeline_dump_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  frontend::CompileOptions options;
-  options.env_option_overrides["xla_dump_to"] = dir.string();
+  CompilerOptions options;
+  options.dump_to = dir.string();
   const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), options);
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, test_util::HostTestBackend(options), options);
   ASSERT_TRUE(program.ok()) << program.status();
-  EXPECT_EQ((*program)->host->backend(), host::HostBackend::kCompiled);
-  EXPECT_EQ((*program)->host->kernel_count(), 1);  // exp and negate fused after inlining
+  EXPECT_EQ((*program)->executable->backend(), "host");
+  EXPECT_EQ((*program)->executable->reports().kernel_count, 1);  // exp and negate fused after inlining
   const std::string fp = (*program)->fingerprint;
   for (const char* suffix : {".input.mlir", ".imported.txt", ".01.inline.txt", ".02.algsimp.txt",
                              ".03.constant_folding.txt", ".04.cse.txt", ".05.algsimp.txt",
@@ -75,27 +73,32 @@ TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
 }
 
 TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
-  setenv("EMBER_FLAGS", "--host_backend=evaluator", 1);
+  CompilerOptions options;
+  options.host_backend = "evaluator";
   const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, test_util::HostTestBackend(options), options);
   ASSERT_TRUE(program.ok()) << program.status();
-  EXPECT_EQ((*program)->host->backend(), host::HostBackend::kEvaluator);
+  EXPECT_EQ((*program)->executable->backend(), "evaluator");
   // The evaluator runs the program as imported: the call is still there.
   EXPECT_TRUE(absl::StrContains((*program)->module->ToString(), "call("));
   std::vector<eval::EvalValue> args;
   args.push_back(eval::EvalValue::Array(
       ir::Literal::FromValues<float>({8}, std::vector<float>{0, 1, 2, 3, -1, -2, 0.5f, 4}).value()));
-  auto out = (*program)->host->Run(std::move(args), eval::EvalOptions{});
+  auto out = host::RunOnHost(*(*program)->executable, std::move(args));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].array.data<float>().value()[1], -static_cast<float>(std::exp(1.0)));
 }
 
 TEST_F(CompilePipelineTest, UnknownBackendIsAnError) {
-  setenv("EMBER_FLAGS", "--host_backend=fast", 1);
-  const std::string text = kProgram;
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
-  ASSERT_FALSE(program.ok());
-  EXPECT_TRUE(absl::StrContains(program.status().message(), "host_backend")) << program.status();
+  CompilerOptions options;
+  options.host_backend = "fast";
+  auto backend = SelectBackend(test_util::TestBackends(), "host", options);
+  ASSERT_FALSE(backend.ok());
+  EXPECT_TRUE(absl::StrContains(backend.status().message(), "host_backend")) << backend.status();
+  // No backend compiles for a platform without one.
+  auto cuda = SelectBackend(test_util::TestBackends(), "cuda", CompilerOptions{});
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_EQ(cuda.status().code(), absl::StatusCode::kUnimplemented);
 }
 
 // A shape-polymorphic program that was not refined: a clear error naming the argument, never a
@@ -106,7 +109,7 @@ func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?x4xf32>) -> tensor<?x4
   %0 = stablehlo.negate %arg1 : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 })";
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, test_util::HostTestBackend());
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(program.status().message(), "argument 1 of @main")) << program.status();
@@ -122,7 +125,7 @@ func.func public @main(%arg0: tensor<?xf32, #stablehlo.bounds<8>>) -> tensor<?xf
   %0 = stablehlo.negate %arg0 : tensor<?xf32, #stablehlo.bounds<8>>
   return %0 : tensor<?xf32, #stablehlo.bounds<8>>
 })";
-  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{});
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{}, test_util::HostTestBackend());
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(program.status().message(),

@@ -19,12 +19,14 @@
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/evaluator/evaluator.h"
-#include "compiler/host/host_executable.h"
+#include "tests/compiler/host/host_test_util.h"
 #include "compiler/ir/verifier.h"
 #include "tests/compiler/parse_module.h"
 
 namespace ember::host {
 namespace {
+
+using testing::HostBackend;
 
 struct Conv {
   std::string name;
@@ -118,18 +120,18 @@ void Check(const Conv& c) {
   const std::string text = Program(c);
   std::unique_ptr<ir::Module> module = Parse(text);
   ASSERT_NE(module, nullptr);
-  auto compiled = HostExecutable::Compile(*module->entry(), HostBackend::kCompiled);
-  auto evaluator = HostExecutable::Compile(*module->entry(), HostBackend::kEvaluator);
+  auto compiled = testing::Compile(*module->entry(), HostBackend::kCompiled);
+  auto evaluator = testing::Compile(*module->entry(), HostBackend::kEvaluator);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_TRUE(evaluator.ok()) << evaluator.status();
   ASSERT_EQ((*compiled)->backend(), HostBackend::kCompiled);
-  EXPECT_EQ(absl::StrContains((*compiled)->CostReport(), "fast kernels: 1 of 1"), c.fast)
-      << (*compiled)->CostReport();
-  auto want = (*evaluator)->Run(RandomArgs(*module->entry(), 7), eval::EvalOptions{});
+  EXPECT_EQ(absl::StrContains((*compiled)->cost_report(), "fast kernels: 1 of 1"), c.fast)
+      << (*compiled)->cost_report();
+  auto want = (*evaluator)->Run(RandomArgs(*module->entry(), 7));
   ASSERT_TRUE(want.ok()) << want.status();
   // Twice: the second run reuses the first's arena and thread scratch.
   for (int run = 0; run < 2; ++run) {
-    auto got = (*compiled)->Run(RandomArgs(*module->entry(), 7), eval::EvalOptions{});
+    auto got = (*compiled)->Run(RandomArgs(*module->entry(), 7));
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->size(), 1u);
     const double depth = static_cast<double>(c.cin / c.feature_groups) *

@@ -91,26 +91,6 @@ TEST(MeshAxesGroupsTest, BadReferencesAreErrors) {
   EXPECT_TRUE(CheckMeshAxes(mesh, {Sub("x", 2, 2), Whole("y")}).ok());
 }
 
-TEST(MeshTest, ParsesPrintedShardyMeshes) {
-  absl::StatusOr<Mesh> m =
-      ParseSdyMesh("#sdy.mesh<[\"x\"=2, \"y\"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>");
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->axes, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(m->sizes, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(m->device_ids, (std::vector<int64_t>{7, 6, 5, 4, 3, 2, 1, 0}));
-  absl::StatusOr<Mesh> generic = ParseSdyMesh(
-      "#sdy.mesh<axes = [#sdy.mesh_axis<name = \"a\", size = 3>], device_ids = [2, 0, 1]>");
-  ASSERT_TRUE(generic.ok()) << generic.status();
-  EXPECT_EQ(generic->axes, (std::vector<std::string>{"a"}));
-  EXPECT_EQ(generic->device_ids, (std::vector<int64_t>{2, 0, 1}));
-  // Malformed text is an error, never a crash (sizes too long for an integer included).
-  for (const char* bad : {"#sdy.mesh<[\"x\"=2", "#sdy.mesh<[\"x\"=99999999999999999999]>",
-                          "#sdy.mesh<[\"x\"=2], device_ids=[0]>", "#sdy.mesh<[x=2]>",
-                          "#sdy.mesh<[\"x\"=-1]>", "#sdy.mesh<[\"x\"=2, \"x\"=2]>"}) {
-    EXPECT_FALSE(ParseSdyMesh(bad).ok()) << bad;
-  }
-}
-
 TEST(MeshTest, ReplicaGroupAttributesRoundTrip) {
   const Mesh mesh = Make({"x", "y"}, {2, 2}, {3, 2, 1, 0});
   const Attribute attr =

@@ -55,7 +55,17 @@ int64_t LoadInt(int32_t type, const uint8_t* p, uint64_t* as_unsigned) {
 
 bool IsUnsigned(int32_t type) { return type == ncclUint8 || type == ncclUint32 || type == ncclUint64; }
 
-// Reduces element `index` of the ranks' payloads (element size `size`) into `out`.
+// `v` rounded to the element type (NCCL reduces in the element's own type, one step at a time).
+double RoundToType(int32_t type, double v) {
+  uint8_t bytes[8];
+  StoreFloat(type, bytes, v);
+  return LoadFloat(type, bytes);
+}
+
+// Reduces one element of the ranks' payloads into `out`: a fold in rank order, each step computed
+// exactly and rounded to the element type (as the in-process collectives and the evaluator do;
+// a real NCCL folds in ring order, so its float results may differ in the last place).
+// ncclAvg divides the sum by the rank count at the end; PreMulSum rounds each scaled input first.
 void ReduceElement(const PendingOp& op, double premul, Clique& clique, uint64_t offset_bytes,
                    uint8_t* out) {
   const int32_t type = op.desc.datatype;
@@ -64,34 +74,36 @@ void ReduceElement(const PendingOp& op, double premul, Clique& clique, uint64_t 
     double acc = 0;
     for (int r = 0; r < n; ++r) {
       double v = LoadFloat(type, clique.SlotPayload(r) + offset_bytes);
-      if (op.premul) v *= premul;
+      if (op.premul) v = RoundToType(type, v * premul);
       if (r == 0) {
         acc = v;
         continue;
       }
       switch (op.desc.redop) {
-        case ncclProd: acc *= v; break;
+        case ncclProd: acc = RoundToType(type, acc * v); break;
         case ncclMax: acc = std::fmax(acc, v); break;
         case ncclMin: acc = std::fmin(acc, v); break;
-        default: acc += v; break;  // sum, avg, premulsum
+        default: acc = RoundToType(type, acc + v); break;  // sum, avg, premulsum
       }
     }
     if (op.desc.redop == ncclAvg) acc /= n;
     StoreFloat(type, out, acc);
     return;
   }
+  // Integers wrap (computed on 64 bits; the store keeps the element's low bytes).
   const bool is_unsigned = IsUnsigned(type);
   uint64_t uacc = 0;
   int64_t sacc = 0;
   for (int r = 0; r < n; ++r) {
     uint64_t u = 0;
-    const int64_t s = LoadInt(type, clique.SlotPayload(r) + offset_bytes, &u);
+    int64_t s = LoadInt(type, clique.SlotPayload(r) + offset_bytes, &u);
     if (op.premul) {
       u *= static_cast<uint64_t>(premul);
+      s = static_cast<int64_t>(static_cast<uint64_t>(s) * static_cast<uint64_t>(static_cast<int64_t>(premul)));
     }
     if (r == 0) {
       uacc = u;
-      sacc = op.premul ? static_cast<int64_t>(u) : s;
+      sacc = s;
       continue;
     }
     switch (op.desc.redop) {

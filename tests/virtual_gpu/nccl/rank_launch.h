@@ -2,7 +2,7 @@
 // its point-to-point sends and receives (progressed together, so matched pairs in a group never
 // deadlock), then its collectives in order, each a rendezvous of all ranks in the clique. Data
 // moves through the clique's shared memory, so ranks may be in different processes; every
-// reduction is computed in double (or 64-bit integers) in rank order and rounded once.
+// reduction folds in rank order, each step rounded to the element type.
 #ifndef EMBER_TESTS_VIRTUAL_GPU_NCCL_RANK_LAUNCH_H_
 #define EMBER_TESTS_VIRTUAL_GPU_NCCL_RANK_LAUNCH_H_
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "compiler/driver/compile_program.h"
 #include "gtest/gtest.h"
+#include "tests/backend_test_util.h"
 #include "hlo_module.pb.h"
 
 namespace ember::compiler {
@@ -26,7 +27,7 @@ TEST(HloCompileProgramTest, FormatHloCompilesAndDonates) {
   // jax.jit(lambda x, y: (x * 2 + y, y - 1), donate_argnums=(0,)) on f32[3] inputs.
   const std::string hlo = ReadTestdata("donate.hlo.pb");
   ASSERT_FALSE(hlo.empty());
-  auto program = CompileProgram("hlo", Bytes(hlo), frontend::CompileOptions());
+  auto program = CompileProgram("hlo", Bytes(hlo), frontend::CompileOptions(), test_util::HostTestBackend());
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_EQ((*program)->parameter_types.size(), 2u);
   EXPECT_EQ((*program)->result_types.size(), 2u);
@@ -92,7 +93,7 @@ TEST(HloCompileProgramTest, BoundedDynamicDimensionsAreAClearError) {
     break;
   }
   const std::string bytes = m.SerializeAsString();
-  auto program = CompileProgram("hlo", Bytes(bytes), frontend::CompileOptions());
+  auto program = CompileProgram("hlo", Bytes(bytes), frontend::CompileOptions(), test_util::HostTestBackend());
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(program.status().message(),

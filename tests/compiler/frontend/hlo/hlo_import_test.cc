@@ -22,6 +22,7 @@
 #include "compiler/ir/float_conversions.h"
 #include "compiler/ir/native_types.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/ir/sharding.h"
 #include "gtest/gtest.h"
 #include "hlo_module.pb.h"
 
@@ -143,7 +144,7 @@ double FloatAt(const ir::Literal& l, int64_t i, int part) {
     case ElementType::kBF16: {
       uint16_t b;
       std::memcpy(&b, p + 2 * i, 2);
-      return ir::BF16ToFloat(b);
+      return BF16ToFloat(b);
     }
     case ElementType::kF16: {
       uint16_t b;
@@ -518,7 +519,10 @@ TEST(HloImportTest, IotaReplicaGroupsAndShardings) {
   const ir::Computation* main = (*module)->entry();
   const ir::Attribute* s = main->arg_attributes()[0].Find("mhlo.sharding");
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->s, "{devices=[2]<=[2]}");
+  // Typed: a split over an inline mesh of the tile assignment (iota 0, 1).
+  ASSERT_EQ(s->kind, ir::Attribute::Kind::kSharding);
+  ASSERT_TRUE(s->sharding->inline_mesh.has_value());
+  EXPECT_EQ(ir::GspmdString(*s->sharding, &*s->sharding->inline_mesh, 1), "{devices=[2]0,1}");
   const ir::Instruction* all_reduce = nullptr;
   for (const auto& inst : main->instructions()) {
     if (inst->opcode() == ir::Opcode::kAllReduce) all_reduce = inst.get();

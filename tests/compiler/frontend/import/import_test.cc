@@ -134,8 +134,10 @@ module {
   }
 })");
   EXPECT_EQ(text.substr(0, 37), "module @module {sdy.meshes = {mesh = ") << text;
+  // The mesh and the sharding are typed IR (printed in Shardy's syntax, not kept as strings).
+  EXPECT_EQ(text.substr(37, 20), "#sdy.mesh<[\"x\"=2]>}}") << text;
   EXPECT_NE(text.find("%1 = custom_call(%0) {call_target_name = \"Sharding\", has_side_effect = "
-                      "false, api_version = 1, sdy.sharding = \"#sdy.sharding<"),
+                      "false, api_version = 1, sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}"),
             std::string::npos)
       << text;
 }

@@ -24,13 +24,15 @@
 #include "compiler/frontend/import/import.h"
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/evaluator/evaluator.h"
-#include "compiler/host/host_executable.h"
+#include "tests/compiler/host/host_test_util.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
 #include "tests/compiler/parse_module.h"
 
 namespace ember::host {
 namespace {
+
+using testing::HostBackend;
 
 using ::ember::test_util::Parse;
 
@@ -92,14 +94,14 @@ Outcome RunBackend(const std::string& text, HostBackend backend, uint32_t seed) 
     auto changed = pipeline.Run(*module);
     EXPECT_TRUE(changed.ok()) << changed.status();
   }
-  auto exe = HostExecutable::Compile(*module->entry(), backend);
+  auto exe = testing::Compile(*module->entry(), backend);
   EXPECT_TRUE(exe.ok()) << exe.status();
   if (!exe.ok()) return outcome;
   outcome.kernels = (*exe)->kernel_count();
   outcome.backend = (*exe)->backend();
   // Twice: the second run reuses the first run's arena.
   for (int run = 0; run < 2; ++run) {
-    auto out = (*exe)->Run(RandomArgs(*module->entry(), seed), eval::EvalOptions{});
+    auto out = (*exe)->Run(RandomArgs(*module->entry(), seed));
     EXPECT_TRUE(out.ok()) << out.status();
     if (!out.ok()) return outcome;
     outcome.values = *std::move(out);
@@ -168,7 +170,7 @@ Outcome ExpectSameResults(const std::string& text, const Tolerance& tol = {}, ui
   return got;
 }
 
-TEST(HostExecutableTest, ElementwiseChainIsOneKernel) {
+TEST(HostBackendTest, ElementwiseChainIsOneKernel) {
   Outcome o = ExpectSameResults(R"(
 func.func @main(%x: tensor<37x129xf32>, %y: tensor<37x129xf32>) -> tensor<37x129xf32> {
   %0 = stablehlo.multiply %x, %y : tensor<37x129xf32>
@@ -183,7 +185,7 @@ func.func @main(%x: tensor<37x129xf32>, %y: tensor<37x129xf32>) -> tensor<37x129
   EXPECT_EQ(o.kernels, 1);
 }
 
-TEST(HostExecutableTest, BroadcastTransposeSliceIotaSelect) {
+TEST(HostBackendTest, BroadcastTransposeSliceIotaSelect) {
   Outcome o = ExpectSameResults(R"(
 func.func @main(%x: tensor<64x48xf32>, %b: tensor<48xf32>, %c: tensor<48x64xf32>) -> tensor<30x48xf32> {
   %0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<48xf32>) -> tensor<64x48xf32>
@@ -201,7 +203,7 @@ func.func @main(%x: tensor<64x48xf32>, %b: tensor<48xf32>, %c: tensor<48x64xf32>
   EXPECT_EQ(o.kernels, 1);
 }
 
-TEST(HostExecutableTest, Reductions) {
+TEST(HostBackendTest, Reductions) {
   ExpectSameResults(R"(
 func.func @main(%x: tensor<33x70x5xf32>) -> (tensor<33xf32>, tensor<70xf32>, tensor<f32>, tensor<33x5xf32>) {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
@@ -215,7 +217,7 @@ func.func @main(%x: tensor<33x70x5xf32>) -> (tensor<33xf32>, tensor<70xf32>, ten
 })", Tolerance{/*ulps=*/4, /*n=*/33 * 70 * 5, /*scale=*/21});
 }
 
-TEST(HostExecutableTest, LargeRowReductionSplitsAcrossThreads) {
+TEST(HostBackendTest, LargeRowReductionSplitsAcrossThreads) {
   ExpectSameResults(R"(
 func.func @main(%x: tensor<256x1024xf32>, %y: tensor<256x1024xf32>) -> tensor<256xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
@@ -225,7 +227,7 @@ func.func @main(%x: tensor<256x1024xf32>, %y: tensor<256x1024xf32>) -> tensor<25
 })", Tolerance{/*ulps=*/0, /*n=*/1024, /*scale=*/9});
 }
 
-TEST(HostExecutableTest, LargeFullAndColumnReductionsSplitAcrossThreads) {
+TEST(HostBackendTest, LargeFullAndColumnReductionsSplitAcrossThreads) {
   // Big enough that the input is split across threads with partial results per part; the s32
   // and max reductions are exact in any order.
   ExpectSameResults(R"(
@@ -243,7 +245,7 @@ func.func @main(%x: tensor<512x300xf32>, %i: tensor<512x300xi32>) -> (tensor<f32
 })", Tolerance{/*ulps=*/0, /*n=*/512 * 300, /*scale=*/9});
 }
 
-TEST(HostExecutableTest, RunInPlaceReadsAndWritesCallerMemory) {
+TEST(HostBackendTest, RunInPlaceReadsAndWritesCallerMemory) {
   // Results written in place, a returned parameter, a constant and a duplicate (copies).
   std::unique_ptr<ir::Module> module = Parse(R"(
 func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, tensor<300xf32>, tensor<2xf32>, tensor<300xf32>, tensor<f32>) {
@@ -258,10 +260,10 @@ func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, t
   passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
   ASSERT_TRUE(pipeline.Run(*module).ok());
   for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
-    auto exe = HostExecutable::Compile(*module->entry(), backend);
+    auto exe = testing::Compile(*module->entry(), backend);
     ASSERT_TRUE(exe.ok()) << exe.status();
     std::vector<eval::EvalValue> args = RandomArgs(*module->entry(), 5);
-    auto want = (*exe)->Run(RandomArgs(*module->entry(), 5), eval::EvalOptions{});
+    auto want = (*exe)->Run(RandomArgs(*module->entry(), 5));
     ASSERT_TRUE(want.ok()) << want.status();
     std::vector<const void*> in = {args[0].array.bytes().data(), args[1].array.bytes().data()};
     std::vector<std::vector<uint8_t>> out;
@@ -272,18 +274,18 @@ func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, t
       sizes.push_back(v.array.bytes().size());
     }
     for (auto& o : out) out_ptrs.push_back(o.data());
-    ASSERT_TRUE((*exe)->RunInPlace(in, out_ptrs, sizes, eval::EvalOptions{}).ok());
+    ASSERT_TRUE((*exe)->RunInPlace(in, out_ptrs, sizes).ok());
     for (size_t i = 0; i < out.size(); ++i) {
       const auto bytes = (*want)[i].array.bytes();
       EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), out[i].begin())) << "result " << i;
     }
     // Wrong result sizes are an error, not a write past the end.
     sizes[0] -= 4;
-    EXPECT_FALSE((*exe)->RunInPlace(in, out_ptrs, sizes, eval::EvalOptions{}).ok());
+    EXPECT_FALSE((*exe)->RunInPlace(in, out_ptrs, sizes).ok());
   }
 }
 
-TEST(HostExecutableTest, IntegersAndPredicates) {
+TEST(HostBackendTest, IntegersAndPredicates) {
   ExpectSameResults(R"(
 func.func @main(%a: tensor<17x9xi32>, %b: tensor<17x9xi32>, %p: tensor<17x9xi1>, %l: tensor<17x9xi64>) -> (tensor<17x9xi32>, tensor<17x9xi1>, tensor<9xi64>, tensor<17x9xf64>) {
   %zero = stablehlo.constant dense<0> : tensor<i64>
@@ -303,7 +305,7 @@ func.func @main(%a: tensor<17x9xi32>, %b: tensor<17x9xi32>, %p: tensor<17x9xi1>,
 })");
 }
 
-TEST(HostExecutableTest, DotGeneralVariants) {
+TEST(HostBackendTest, DotGeneralVariants) {
   ExpectSameResults(R"(
 func.func @main(%a: tensor<100x784xf32>, %w: tensor<784x10xf32>, %g: tensor<100x10xf32>, %p: tensor<4x8x16xf32>, %q: tensor<4x32x16xf32>, %r: tensor<16x3x5xf32>, %s: tensor<5x16x7xf32>) -> (tensor<100x10xf32>, tensor<10x784xf32>, tensor<4x8x32xf32>, tensor<3x7xf32>) {
   %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<100x784xf32>, tensor<784x10xf32>) -> tensor<100x10xf32>
@@ -314,7 +316,7 @@ func.func @main(%a: tensor<100x784xf32>, %w: tensor<784x10xf32>, %g: tensor<100x
 })", kDotTolerance);
 }
 
-TEST(HostExecutableTest, SoftmaxTrainingStepLikeMainJob) {
+TEST(HostBackendTest, SoftmaxTrainingStepLikeMainJob) {
   // Everything but the dots bit for bit is checked above; here the whole step with dots.
   Outcome o = ExpectSameResults(R"(
 func.func private @log_softmax(%0: tensor<100x10xf32>) -> (tensor<100x10xf32>, tensor<100x1xf32>) {
@@ -357,7 +359,7 @@ func.func @main(%w: tensor<784x10xf32>, %b: tensor<10xf32>, %x: tensor<100x784xf
   EXPECT_EQ(o.kernels, 6);
 }
 
-TEST(HostExecutableTest, FallbackOpsRunThroughTheOpTable) {
+TEST(HostBackendTest, FallbackOpsRunThroughTheOpTable) {
   // sort, concatenate and while are not fast kernels: they run through the op table, mixed
   // with fused kernels before and after.
   Outcome o = ExpectSameResults(R"(
@@ -388,7 +390,7 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
   EXPECT_GE(o.kernels, 5);
 }
 
-TEST(HostExecutableTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
+TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
   // Futures are values of their own kind (not arena buffers): an async slice and an async
   // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs
   // its decomposition.
@@ -421,7 +423,7 @@ func.func @main(%x: tensor<16xf32>, %u: tensor<4xf32>, %i: tensor<i32>) -> (tens
   EXPECT_GE(o.kernels, 4);
 }
 
-TEST(HostExecutableTest, BuffersThroughPinUnpinAndCreateBuffer) {
+TEST(HostBackendTest, BuffersThroughPinUnpinAndCreateBuffer) {
   // StableHLO's buffer type: Pin makes a buffer of a tensor, Unpin gives its contents back,
   // CreateBuffer makes one (zeros here); a buffer may cross a call. On both backends the
   // results are the input, and zeros.
@@ -454,12 +456,12 @@ std::string CompiledCostReport(const std::string& text) {
   if (module == nullptr) return "";
   passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
   EXPECT_TRUE(pipeline.Run(*module).ok());
-  auto exe = HostExecutable::Compile(*module->entry());
+  auto exe = testing::Compile(*module->entry());
   EXPECT_TRUE(exe.ok()) << exe.status();
-  return exe.ok() ? (*exe)->CostReport() : "";
+  return exe.ok() ? (*exe)->cost_report() : "";
 }
 
-TEST(HostExecutableTest, RowGroupsMatchTheEvaluator) {
+TEST(HostBackendTest, RowGroupsMatchTheEvaluator) {
   // Softmax over 40 columns (rows never line up with the kernels' chunks) and a layernorm over the
   // last dim of a 3-D array (rows are [4, 24]): each runs as one row group, tile by tile.
   const std::string softmax = R"(
@@ -505,7 +507,7 @@ func.func @main(%x: tensor<4x24x40xf32>, %g: tensor<40xf32>) -> tensor<4x24x40xf
       << CompiledCostReport(layernorm);
 }
 
-TEST(HostExecutableTest, MaxMinKeepNaNAndSignedZeroSemantics) {
+TEST(HostBackendTest, MaxMinKeepNaNAndSignedZeroSemantics) {
   // max/min propagate NaN and order -0 below +0, elementwise and in (long, vectorized) reductions,
   // exactly as the evaluator does. The operands are constants scaled by x*x+1 (positive), so they
   // are not folded away but keep their NaNs, infinities and zero signs.
@@ -550,7 +552,7 @@ void ExpectAllFast(const std::string& text, int64_t kernels) {
       << report;
 }
 
-TEST(HostExecutableTest, SiblingReductionsWithEpiloguesMatchTheEvaluator) {
+TEST(HostBackendTest, SiblingReductionsWithEpiloguesMatchTheEvaluator) {
   // Row statistics of a 512x160 array (rows split across threads, each range running its
   // epilogue): sum, sum of squares and max in one pass; mean and rsqrt(var + eps) as epilogues.
   const std::string rows = R"(
@@ -612,7 +614,7 @@ func.func @main(%x: tensor<70000xf32>, %i: tensor<40x30xi32>) -> (tensor<f32>, t
   ExpectAllFast(full, 2);
 }
 
-TEST(HostExecutableTest, MultiOutputLoopsMatchTheEvaluator) {
+TEST(HostBackendTest, MultiOutputLoopsMatchTheEvaluator) {
   // Sibling loops over x, a consumer of both (read elementwise), and exp(x) written by the row
   // sum that reads it: two kernels, five outputs.
   const std::string text = R"(
@@ -630,7 +632,7 @@ func.func @main(%x: tensor<96x200xf32>, %y: tensor<96x200xf32>) -> (tensor<96x20
   ExpectAllFast(text, o.kernels);
 }
 
-TEST(HostExecutableTest, ReductionOverAnEmptyDimRunsItsEpilogue) {
+TEST(HostBackendTest, ReductionOverAnEmptyDimRunsItsEpilogue) {
   const std::string text = R"(
 func.func @main(%x: tensor<4x0xf32>) -> tensor<4xf32> {
   %one = stablehlo.constant dense<1.5> : tensor<f32>
@@ -645,7 +647,7 @@ func.func @main(%x: tensor<4x0xf32>) -> tensor<4xf32> {
   for (float v : values) EXPECT_EQ(v, 3.0f);
 }
 
-TEST(HostExecutableTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
+TEST(HostBackendTest, RecomputedBroadcastAlsoMaterializedForAnotherKernel) {
   // %b is recomputed inside the reduction kernel and also needed by concatenate (an op-table
   // kernel), so it gets a kernel of its own, which must find %a materialized (found by the JAX
   // battery's gather_take: the plan once fused %a into the reduction only).
@@ -661,7 +663,7 @@ func.func @main(%i: tensor<4xi32>) -> (tensor<4xi32>, tensor<4x2xi32>) {
 })");
 }
 
-TEST(HostExecutableTest, ReturnsParametersConstantsAndDuplicates) {
+TEST(HostBackendTest, ReturnsParametersConstantsAndDuplicates) {
   ExpectSameResults(R"(
 func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>) {
   %c = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
@@ -670,18 +672,18 @@ func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2xf3
 })", Tolerance{/*ulps=*/4});
 }
 
-TEST(HostExecutableTest, RejectsWrongArgumentsWithAnError) {
+TEST(HostBackendTest, RejectsWrongArgumentsWithAnError) {
   std::unique_ptr<ir::Module> module = Parse(R"(
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = stablehlo.exponential %x : tensor<3xf32>
   return %0 : tensor<3xf32>
 })");
   ASSERT_NE(module, nullptr);
-  auto exe = HostExecutable::Compile(*module->entry());
+  auto exe = testing::Compile(*module->entry());
   ASSERT_TRUE(exe.ok());
   std::vector<eval::EvalValue> args;
   args.push_back(eval::EvalValue::Array(ir::Literal::Create(ir::Shape::Make(ir::ElementType::kF32, {4}).value()).value()));
-  auto out = (*exe)->Run(std::move(args), eval::EvalOptions{});
+  auto out = (*exe)->Run(std::move(args));
   EXPECT_FALSE(out.ok());
 }
 

@@ -1,13 +1,13 @@
 // One generic encoder and decoder driven by FloatFormat. Encoding works on the integer
 // significand of the double, so rounding does not depend on the FPU rounding mode.
-#include "compiler/ir/float_conversions.h"
+#include "base/float_formats.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
 
-namespace ember::ir {
+namespace ember {
 namespace {
 
 // Rounds v / 2^shift to the nearest integer, ties to even.
@@ -215,4 +215,4 @@ uint16_t FloatToF16(float value) {
 
 float F16ToFloat(uint16_t bits) { return DecodeFloat(kF16Format, bits); }
 
-}  // namespace ember::ir
+}  // namespace ember

@@ -1,9 +1,9 @@
-#include "runtime/async_event.h"
+#include "base/async_event.h"
 
 #include <atomic>
 #include <utility>
 
-namespace ember::runtime {
+namespace ember {
 
 std::shared_ptr<AsyncEvent> AsyncEvent::Create() {
   return std::shared_ptr<AsyncEvent>(new AsyncEvent());
@@ -22,21 +22,21 @@ std::shared_ptr<AsyncEvent> AsyncEvent::AfterAll(
   struct Join {
     std::shared_ptr<AsyncEvent> result = AsyncEvent::Create();
     std::atomic<size_t> remaining;
-    std::mutex mu;
-    absl::Status first_error;
+    absl::Mutex mu;
+    absl::Status first_error ABSL_GUARDED_BY(mu);
   };
   auto join = std::make_shared<Join>();
   join->remaining = events.size();
   for (const auto& event : events) {
     event->AndThen([join](absl::Status status) {
       if (!status.ok()) {
-        std::lock_guard<std::mutex> lock(join->mu);
+        absl::MutexLock lock(&join->mu);
         if (join->first_error.ok()) join->first_error = std::move(status);
       }
       if (--join->remaining == 0) {
         absl::Status result;
         {
-          std::lock_guard<std::mutex> lock(join->mu);
+          absl::MutexLock lock(&join->mu);
           result = join->first_error;
         }
         join->result->Set(std::move(result));
@@ -46,45 +46,61 @@ std::shared_ptr<AsyncEvent> AsyncEvent::AfterAll(
   return join->result;
 }
 
+AsyncEvent::~AsyncEvent() {
+  std::vector<Callback> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    if (ready_) return;
+    callbacks.swap(callbacks_);
+  }
+  for (Callback& callback : callbacks) {
+    std::move(callback)(absl::InternalError(
+        "event abandoned: the work that would have made it ready was discarded"));
+  }
+}
+
 void AsyncEvent::Set(absl::Status status) {
   std::vector<Callback> callbacks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (status_.has_value()) return;
+    absl::MutexLock lock(&mu_);
+    if (ready_) return;
+    ready_ = true;
     status_ = status;
     callbacks.swap(callbacks_);
   }
-  cv_.notify_all();
-  for (auto& callback : callbacks) std::move(callback)(status);
+  // Outside the lock: a callback may query this event or register another callback.
+  for (Callback& callback : callbacks) std::move(callback)(status);
 }
 
 bool AsyncEvent::IsReady() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return status_.has_value();
+  absl::MutexLock lock(&mu_);
+  return ready_;
 }
 
 absl::Status AsyncEvent::Await() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return status_.has_value(); });
-  return *status_;
+  mu_.LockWhen(absl::Condition(&ready_));
+  absl::Status status = status_;
+  mu_.Unlock();
+  return status;
 }
 
 std::optional<absl::Status> AsyncEvent::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
+  if (!ready_) return std::nullopt;
   return status_;
 }
 
 void AsyncEvent::AndThen(Callback callback) {
   absl::Status status;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!status_.has_value()) {
+    absl::MutexLock lock(&mu_);
+    if (!ready_) {
       callbacks_.push_back(std::move(callback));
       return;
     }
-    status = *status_;
+    status = status_;
   }
   std::move(callback)(std::move(status));
 }
 
-}  // namespace ember::runtime
+}  // namespace ember

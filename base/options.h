@@ -1,0 +1,47 @@
+// Options: everything a user can set about Ember, in one typed struct. pjrt_plugin/ reads it once
+// from the client create options, the EMBER_* environment variables and EMBER_FLAGS (and, per
+// program, the compile options' overrides) and passes it down; no folder below pjrt_plugin/ reads
+// the environment.
+#ifndef EMBER_BASE_OPTIONS_H_
+#define EMBER_BASE_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace ember {
+
+// Which devices a client opens and how they behave.
+struct DeviceOptions {
+  std::string platform = "auto";  // "host", "cuda" or "auto" (CUDA when usable, else host)
+  int host_device_count = 1;
+  std::optional<int64_t> memory_limit_bytes;  // per device; default: the device's memory
+  int process_index = 0;                      // node_id of a multi-process run
+  int process_count = 1;                      // num_nodes
+  // How long a device waits at a collective for its peers before the launch fails.
+  absl::Duration collective_timeout = absl::Seconds(60);
+  // A directory the CUDA platform opens libcuda, cuBLASLt and NCCL from before the system's
+  // (empty: the system's only); build/virtual_gpu/lib holds the virtual GPU's.
+  std::string cuda_library_path;
+};
+
+// How programs are compiled.
+struct CompilerOptions {
+  // Write each program as received, imported and after each pass, and the backend's reports,
+  // to this directory (empty: no dumps).
+  std::string dump_to;
+  // The host backend's mode: "compiled" (fused kernels, the default) or "evaluator" (the
+  // reference evaluator runs the unoptimized program).
+  std::string host_backend = "compiled";
+};
+
+struct Options {
+  DeviceOptions devices;
+  CompilerOptions compiler;
+};
+
+}  // namespace ember
+
+#endif  // EMBER_BASE_OPTIONS_H_

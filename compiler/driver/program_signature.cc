@@ -1,0 +1,101 @@
+#include "compiler/driver/program_signature.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/sharding.h"
+
+namespace ember::compiler {
+namespace {
+
+std::string ShardingString(const ir::Module& module, const ir::AttributeMap* attrs,
+                           const ir::ValueType& type) {
+  const ir::Attribute* a = nullptr;
+  if (attrs != nullptr) {
+    a = attrs->Find("sdy.sharding");
+    if (a == nullptr) a = attrs->Find("mhlo.sharding");
+  }
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kSharding || a->sharding == nullptr ||
+      !type.is_tensor()) {
+    return "{replicated}";
+  }
+  const ir::TensorSharding& sharding = *a->sharding;
+  if (sharding.kind != ir::TensorSharding::Kind::kSplit) {
+    return ir::GspmdString(sharding, nullptr, static_cast<int64_t>(type.dims().size()));
+  }
+  absl::StatusOr<ir::Mesh> mesh = ir::MeshOfSharding(module, sharding);
+  return ir::GspmdString(sharding, mesh.ok() ? &*mesh : nullptr,
+                         static_cast<int64_t>(type.dims().size()));
+}
+
+std::string ZeroConstant(const ir::ValueType& type) {
+  const ir::ElementType e = type.element_type();
+  std::string value = "0";
+  if (e == ir::ElementType::kPred) {
+    value = "false";
+  } else if (ir::IsComplex(e)) {
+    value = "(0.000000e+00,0.000000e+00)";
+  } else if (ir::IsFloat(e)) {
+    value = "0.000000e+00";
+  }
+  return absl::StrCat("dense<", value, "> : ", type.ToString());
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramSignature> ReadProgramSignature(const ir::Module& module,
+                                                      const ir::Computation& entry) {
+  ProgramSignature sig;
+  for (size_t i = 0; i < entry.parameters().size(); ++i) {
+    const ir::ValueType& type = entry.parameter(i)->type();
+    sig.parameter_types.push_back(type);
+    sig.parameter_shardings.push_back(ShardingString(
+        module, i < entry.arg_attributes().size() ? &entry.arg_attributes()[i] : nullptr, type));
+  }
+  sig.result_types = entry.result_types();
+  for (size_t r = 0; r < sig.result_types.size(); ++r) {
+    sig.result_shardings.push_back(ShardingString(
+        module, r < entry.result_attributes().size() ? &entry.result_attributes()[r] : nullptr,
+        sig.result_types[r]));
+  }
+  return sig;
+}
+
+std::string SignatureModuleText(const ProgramSignature& signature, const std::string& name,
+                                int64_t num_replicas, int64_t num_partitions) {
+  const std::vector<std::string>& params = signature.parameter_shardings;
+  const std::vector<std::string>& results = signature.result_shardings;
+  // The module attributes carry the shardings to the HloModule's spmd_parameters_shardings /
+  // spmd_output_sharding (what the framework reads); the per-value attributes say the same.
+  std::vector<std::string> quoted;
+  for (const std::string& p : params) quoted.push_back(absl::StrCat("\"", p, "\""));
+  const std::string output =
+      results.size() == 1 ? results[0] : absl::StrCat("{", absl::StrJoin(results, ", "), "}");
+  std::string text = absl::StrCat(
+      "module @", name.empty() ? "main" : name, " attributes {mhlo.num_partitions = ",
+      num_partitions, " : i32, mhlo.num_replicas = ", num_replicas, " : i32",
+      results.empty() ? "" : absl::StrCat(", mhlo.spmd_output_sharding = \"", output, "\""),
+      ", mhlo.spmd_parameters_shardings = [", absl::StrJoin(quoted, ", "),
+      "]} {\n  func.func public @main(");
+  for (size_t i = 0; i < params.size(); ++i) {
+    absl::StrAppend(&text, i ? ", " : "", "%arg", i, ": ", signature.parameter_types[i].ToString(),
+                    " {mhlo.sharding = \"", params[i], "\"}");
+  }
+  absl::StrAppend(&text, ") -> (");
+  for (size_t i = 0; i < results.size(); ++i) {
+    absl::StrAppend(&text, i ? ", " : "", signature.result_types[i].ToString(),
+                    " {mhlo.sharding = \"", results[i], "\"}");
+  }
+  absl::StrAppend(&text, ") {\n");
+  std::vector<std::string> names, types;
+  for (size_t i = 0; i < results.size(); ++i) {
+    absl::StrAppend(&text, "    %r", i, " = stablehlo.constant ",
+                    ZeroConstant(signature.result_types[i]), "\n");
+    names.push_back(absl::StrCat("%r", i));
+    types.push_back(signature.result_types[i].ToString());
+  }
+  absl::StrAppend(&text, "    return ", absl::StrJoin(names, ", "), names.empty() ? "" : " : ",
+                  absl::StrJoin(types, ", "), "\n  }\n}\n");
+  return text;
+}
+
+}  // namespace ember::compiler

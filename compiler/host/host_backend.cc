@@ -1,0 +1,455 @@
+#include "compiler/host/host_backend.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/host/host_thunks.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
+#include "compiler/passes/row_groups.h"
+#include "compiler/passes/schedule.h"
+
+namespace ember::host {
+namespace {
+
+using backend::BufferLayout;
+using backend::BufferSlice;
+using backend::Executable;
+using backend::ExecutableReports;
+using passes::BufferSlot;
+
+constexpr char kPlatform[] = "host";
+// Row groups (passes::RowGroup): at least this many rows, run in tiles of about this many bytes
+// (a tile's values stay in the core's cache between the group's kernels).
+constexpr int64_t kMinGroupRows = 16;
+constexpr int64_t kGroupTileBytes = 128 * 1024;
+// A launch this small (a few kernels over at most kInlineBytes per value, no loops, calls,
+// collectives or host transfers) costs less to run than to hand to the stream's thread.
+constexpr int64_t kInlineBytes = 64 * 1024;
+constexpr size_t kInlineInstructions = 64;
+
+BufferLayout SignatureLayout(const ir::Computation& entry) {
+  BufferLayout layout;
+  for (const auto& p : entry.parameters()) layout.parameter_types.push_back(p->type());
+  layout.result_types = entry.result_types();
+  return layout;
+}
+
+// Does some region of the entry read a value of the entry itself? The op table runs regions
+// without the entry's frame, so such programs run wholly through the evaluator.
+bool RegionsCaptureEntryValues(const ir::Computation& entry) {
+  std::vector<const ir::Computation*> stack;
+  for (const auto& inst : entry.instructions()) {
+    for (const ir::Computation* r : inst->regions()) stack.push_back(r);
+    if (inst->callee() != nullptr && inst->opcode() != ir::Opcode::kCall &&
+        inst->opcode() != ir::Opcode::kComposite) {
+      stack.push_back(inst->callee());
+    }
+  }
+  std::vector<const ir::Computation*> seen;
+  while (!stack.empty()) {
+    const ir::Computation* c = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    for (const auto& inst : c->instructions()) {
+      for (const ir::Value* v : inst->operands()) {
+        if (v->owner() == &entry) return true;
+      }
+      for (const ir::Computation* r : inst->regions()) stack.push_back(r);
+    }
+  }
+  return false;
+}
+
+const ir::Literal* ConstantLiteral(const ir::Instruction& inst) {
+  const ir::Attribute* a = inst.attribute("value");
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kLiteral || a->literal == nullptr) return nullptr;
+  return a->literal.get();
+}
+
+// The evaluator copies every argument in before it writes a result: any donated parameter of
+// the result's size may share the result's memory.
+std::vector<int> EvaluatorAliases(const ir::Computation& entry,
+                                  absl::Span<const passes::IoAlias> donations) {
+  const ir::Instruction* ret = entry.return_instruction();
+  const size_t results = ret != nullptr ? ret->operands().size() : 0;
+  std::vector<int> aliases(results, -1);
+  std::vector<bool> taken(entry.parameters().size(), false);
+  for (const passes::IoAlias& a : donations) {
+    if (a.result < 0 || static_cast<size_t>(a.result) >= results || a.parameter < 0 ||
+        static_cast<size_t>(a.parameter) >= taken.size() || aliases[a.result] >= 0 ||
+        taken[a.parameter]) {
+      continue;
+    }
+    const ir::ValueType& p = entry.parameter(a.parameter)->type();
+    const ir::ValueType& r = ret->operand(a.result)->type();
+    if (!p.is_tensor() || !r.is_tensor() || p.shape().ByteSize() != r.shape().ByteSize()) continue;
+    aliases[a.result] = a.parameter;
+    taken[a.parameter] = true;
+  }
+  return aliases;
+}
+
+bool IsCheapLaunch(const ir::Computation& entry) {
+  if (entry.instructions().size() > kInlineInstructions) return false;
+  auto small = [](const ir::Value* v) {
+    return !v->type().is_tensor() || v->type().shape().ByteSize() <= kInlineBytes;
+  };
+  for (const auto& p : entry.parameters()) {
+    if (!small(p.get())) return false;
+  }
+  for (const auto& inst : entry.instructions()) {
+    switch (inst->opcode()) {
+      // Bounded work over their operands: their regions are per-element bodies.
+      case ir::Opcode::kReduce:
+      case ir::Opcode::kSort:
+      case ir::Opcode::kMap:
+      case ir::Opcode::kReduceWindow:
+      case ir::Opcode::kScatter:
+      case ir::Opcode::kSelectAndScatter:
+        break;
+      // Host transfers, callbacks and cross-device work may block or take long.
+      case ir::Opcode::kCustomCall:
+      case ir::Opcode::kInfeed:
+      case ir::Opcode::kOutfeed:
+      case ir::Opcode::kSend:
+      case ir::Opcode::kRecv:
+      case ir::Opcode::kAllGather:
+      case ir::Opcode::kAllToAll:
+      case ir::Opcode::kCollectiveBroadcast:
+      case ir::Opcode::kCollectivePermute:
+      case ir::Opcode::kCollectiveReduce:
+        return false;
+      default:
+        // Loops, conditionals, calls, and collectives with reduction bodies.
+        if (!inst->regions().empty()) return false;
+    }
+    for (size_t r = 0; r < inst->num_results(); ++r) {
+      if (!small(inst->result(r))) return false;
+    }
+  }
+  return true;
+}
+
+// The whole entry through the reference evaluator, on copies of the arguments.
+std::unique_ptr<Executable> EvaluatorExecutable(const ir::Computation& entry,
+                                                absl::Span<const passes::IoAlias> donations,
+                                                std::string backend_name, const std::string& why) {
+  BufferLayout layout = SignatureLayout(entry);
+  layout.result_aliases = EvaluatorAliases(entry, donations);
+  std::vector<ValueRef> params, results;
+  for (size_t i = 0; i < layout.parameter_types.size(); ++i) {
+    ValueRef ref;
+    ref.kind = ValueRef::Kind::kSlice;
+    ref.value = entry.parameter(i);
+    const ir::ValueType& type = layout.parameter_types[i];
+    ref.slice = BufferSlice{layout.parameter_allocation(i), 0,
+                            type.is_tensor() ? type.shape().ByteSize() : 0};
+    params.push_back(ref);
+  }
+  const ir::Instruction* ret = entry.return_instruction();
+  for (size_t r = 0; r < layout.result_types.size(); ++r) {
+    ValueRef ref;
+    ref.kind = ValueRef::Kind::kSlice;
+    ref.value = ret != nullptr ? ret->operand(r) : nullptr;
+    const ir::ValueType& type = layout.result_types[r];
+    ref.slice = BufferSlice{layout.result_allocation(r), 0,
+                            type.is_tensor() ? type.shape().ByteSize() : 0};
+    results.push_back(ref);
+  }
+  std::vector<std::unique_ptr<HostThunk>> thunks;
+  thunks.push_back(std::make_unique<EvaluatorProgramThunk>(absl::StrCat("evaluator.", entry.name()),
+                                                           entry, std::move(params),
+                                                           std::move(results)));
+  ExecutableReports reports;
+  reports.cost_report = absl::StrCat("the reference evaluator runs the whole entry @", entry.name(),
+                                     ": ", why, "\n");
+  return std::make_unique<Executable>(std::move(backend_name), kPlatform,
+                                      std::make_unique<HostThunkSequence>(std::move(thunks), 0),
+                                      std::move(layout), std::move(reports),
+                                      /*dispatch_inline=*/false);
+}
+
+// Why the compiled path cannot take the entry (empty: it can).
+std::string CompiledPathRefusal(const ir::Computation& entry) {
+  if (entry.return_instruction() == nullptr) return "it has no return";
+  if (RegionsCaptureEntryValues(entry)) {
+    return "a region reads values of the entry directly (implicit capture)";
+  }
+  for (const auto& p : entry.parameters()) {
+    if (!p->type().is_tensor()) return absl::StrCat("a parameter is a ", p->type().ToString());
+  }
+  for (const ir::Value* v : entry.return_instruction()->operands()) {
+    if (!v->type().is_tensor()) return absl::StrCat("a result is a ", v->type().ToString());
+  }
+  return "";
+}
+
+// Builds the compiled host executable of `entry`, or says why the evaluator must run it.
+class HostCompilation {
+ public:
+  HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations)
+      : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)) {}
+
+  // Null with `refusal_` set when the compiled path cannot run the entry.
+  absl::StatusOr<std::unique_ptr<Executable>> Build() {
+    plan_ = passes::PlanFusion(entry_, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
+    schedule_ = passes::ScheduleForMemory(entry_, plan_, donations_);
+    // The fused kernels next (on the scheduled order): row groups take only kernels that run a
+    // range of rows on their own, and buffer assignment keeps a group's values live across the
+    // whole group.
+    std::vector<std::unique_ptr<fast::FusedKernel>> fused(plan_.kernels.size());
+    std::vector<bool> by_rows(plan_.kernels.size(), false);
+    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+      const passes::Kernel& kernel = plan_.kernels[k];
+      if (kernel.kind != passes::KernelKind::kLoop && kernel.kind != passes::KernelKind::kReduce) {
+        continue;
+      }
+      absl::StatusOr<std::unique_ptr<fast::FusedKernel>> made = fast::FusedKernel::Create(kernel);
+      if (!made.ok()) continue;
+      fused[k] = *std::move(made);
+      by_rows[k] = fused[k]->RunsByRows();
+    }
+    passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
+    buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
+    layout_.temp_bytes = buffers_.arena_bytes;
+    layout_.result_aliases = buffers_.result_aliases;
+    // Where every value lives.
+    for (const auto& p : entry_.parameters()) EMBER_RETURN_IF_ERROR(Place(p.get()));
+    for (const auto& inst : entry_.instructions()) {
+      if (inst->opcode() != ir::Opcode::kConstant) continue;
+      const ir::Literal* literal = ConstantLiteral(*inst);
+      if (literal == nullptr || !(literal->shape() == inst->result()->type().shape())) {
+        refusal_ = absl::StrCat(inst->Describe(), " has no literal of its type");
+        return nullptr;
+      }
+      ValueRef ref;
+      ref.kind = ValueRef::Kind::kConstant;
+      ref.constant = literal->bytes().data();
+      ref.value = inst->result();
+      refs_[inst->result()] = ref;
+    }
+    for (const passes::Kernel& kernel : plan_.kernels) {
+      for (const ir::Value* v : kernel.inputs) EMBER_RETURN_IF_ERROR(Place(v));
+      for (const ir::Value* v : kernel.outputs) EMBER_RETURN_IF_ERROR(Place(v));
+    }
+    for (const ir::Value* v : entry_.return_instruction()->operands()) {
+      if (!refs_.contains(v)) {
+        refusal_ = "a result is computed by no kernel";
+        return nullptr;
+      }
+    }
+    // Every kernel input must live somewhere (a plan that reads an unmaterialized value would be
+    // a planner bug).
+    for (const passes::Kernel& kernel : plan_.kernels) {
+      for (const ir::Value* v : kernel.inputs) {
+        if (refs_.at(v).kind == ValueRef::Kind::kOther && v->type().is_tensor()) {
+          refusal_ = absl::StrCat("a kernel reads ", v->type().ToString(), " that no buffer holds");
+          return nullptr;
+        }
+      }
+    }
+    // The thunks, in kernel order.
+    std::vector<std::unique_ptr<HostThunk>> thunks;
+    int fast_kernels = 0;
+    size_t next_group = 0;
+    for (size_t index = 0; index < plan_.kernels.size(); ++index) {
+      const passes::Kernel& kernel = plan_.kernels[index];
+      if (next_group < plan_.row_groups.size() &&
+          plan_.row_groups[next_group].first == static_cast<int>(index)) {
+        const passes::RowGroup& group = plan_.row_groups[next_group++];
+        std::vector<RowGroupThunk::Member> members;
+        for (int g = group.first; g <= group.last; ++g) {
+          RowGroupThunk::Member m;
+          m.kernel = std::move(fused[g]);
+          m.inputs = Refs(plan_.kernels[g].inputs);
+          m.outputs = Refs(plan_.kernels[g].outputs);
+          members.push_back(std::move(m));
+          ++fast_kernels;
+        }
+        const int64_t tile =
+            std::max<int64_t>(1, kGroupTileBytes / std::max<int64_t>(1, group.row_bytes));
+        thunks.push_back(std::make_unique<RowGroupThunk>(
+            absl::StrCat("row_group.", group.first, "-", group.last), std::move(members),
+            group.rows, tile));
+        index = static_cast<size_t>(group.last);
+        continue;
+      }
+      const std::string name = absl::StrCat(KernelName(kernel), ".", index);
+      if (fused[index] != nullptr) {
+        thunks.push_back(std::make_unique<FusedKernelThunk>(
+            name, std::move(fused[index]), Refs(kernel.inputs), Refs(kernel.outputs)));
+        ++fast_kernels;
+        continue;
+      }
+      if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
+          kernel.root()->operand(0) == kernel.inputs[0] &&
+          kernel.root()->operand(1) == kernel.inputs[1]) {
+        absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
+        if (dot.ok()) {
+          thunks.push_back(std::make_unique<DotThunk>(name, *std::move(dot), refs_.at(kernel.inputs[0]),
+                                                      refs_.at(kernel.inputs[1]),
+                                                      refs_.at(kernel.outputs[0])));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kConvolution && kernel.inputs.size() == 2 &&
+          kernel.root()->operand(0) == kernel.inputs[0] &&
+          kernel.root()->operand(1) == kernel.inputs[1]) {
+        // What the fast convolution does not cover runs through the evaluator's op table.
+        absl::StatusOr<std::unique_ptr<fast::ConvKernel>> conv =
+            fast::ConvKernel::Create(*kernel.root());
+        if (conv.ok()) {
+          thunks.push_back(std::make_unique<ConvThunk>(
+              name, *std::move(conv), refs_.at(kernel.inputs[0]), refs_.at(kernel.inputs[1]),
+              refs_.at(kernel.outputs[0])));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      std::unordered_map<const ir::Value*, ValueRef> inputs;
+      for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
+      thunks.push_back(std::make_unique<EvaluatorOpsThunk>(
+          absl::StrCat("evaluator.", index, " (", kernel.root()->Describe(), ")"),
+          kernel.instructions, std::move(inputs), Refs(kernel.outputs)));
+    }
+    // Results not written in place (a value returned twice, parameters, constants): copies.
+    const auto& returned = entry_.return_instruction()->operands();
+    for (size_t r = 0; r < returned.size(); ++r) {
+      const ir::Value* v = returned[r];
+      auto slot = buffers_.slots.find(v);
+      if (slot != buffers_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput &&
+          slot->second.index == static_cast<int>(r)) {
+        continue;
+      }
+      const int64_t bytes = v->type().shape().ByteSize();
+      ValueRef to;
+      to.kind = ValueRef::Kind::kSlice;
+      to.value = v;
+      to.slice = BufferSlice{layout_.result_allocation(r), 0, bytes};
+      thunks.push_back(
+          std::make_unique<CopyThunk>(absl::StrCat("copy.result.", r), refs_.at(v), to, bytes));
+    }
+    ExecutableReports reports;
+    reports.fusion_plan_dot = plan_.ToDot(entry_.name());
+    reports.cost_report = plan_.CostReport();
+    absl::StrAppend(&reports.cost_report, "fast kernels: ", fast_kernels, " of ",
+                    plan_.kernels.size(), " (the rest run through the evaluator's op table)\n");
+    reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
+    reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
+    return std::make_unique<Executable>(
+        "host", kPlatform, std::make_unique<HostThunkSequence>(std::move(thunks), num_other_),
+        std::move(layout_), std::move(reports), IsCheapLaunch(entry_));
+  }
+
+  const std::string& refusal() const { return refusal_; }
+
+ private:
+  static const char* KernelName(const passes::Kernel& kernel) {
+    switch (kernel.kind) {
+      case passes::KernelKind::kLoop: return "loop";
+      case passes::KernelKind::kReduce: return "reduce";
+      case passes::KernelKind::kDot: return "dot";
+      default: return "op";
+    }
+  }
+
+  absl::Status Place(const ir::Value* v) {
+    if (refs_.contains(v)) return absl::OkStatus();
+    ValueRef ref;
+    ref.value = v;
+    auto s = buffers_.slots.find(v);
+    const BufferSlot slot = s != buffers_.slots.end() ? s->second : BufferSlot{};
+    switch (slot.kind) {
+      case BufferSlot::Kind::kParameter:
+        ref.kind = ValueRef::Kind::kSlice;
+        ref.slice = BufferSlice{layout_.parameter_allocation(slot.index), 0, slot.size};
+        break;
+      case BufferSlot::Kind::kArena:
+        ref.kind = ValueRef::Kind::kSlice;
+        ref.slice = BufferSlice{layout_.temp_allocation(), slot.offset, slot.size};
+        break;
+      case BufferSlot::Kind::kOutput:
+        ref.kind = ValueRef::Kind::kSlice;
+        ref.slice = BufferSlice{layout_.result_allocation(slot.index), 0, slot.size};
+        break;
+      case BufferSlot::Kind::kConstant:
+      case BufferSlot::Kind::kOther:
+        ref.kind = ValueRef::Kind::kOther;
+        ref.other = num_other_++;
+        break;
+    }
+    refs_[v] = ref;
+    return absl::OkStatus();
+  }
+
+  std::vector<ValueRef> Refs(const std::vector<const ir::Value*>& values) const {
+    std::vector<ValueRef> out;
+    out.reserve(values.size());
+    for (const ir::Value* v : values) out.push_back(refs_.at(v));
+    return out;
+  }
+
+  const ir::Computation& entry_;
+  absl::Span<const passes::IoAlias> donations_;
+  BufferLayout layout_;
+  passes::FusionPlan plan_;
+  passes::ScheduleReport schedule_;
+  passes::BufferAssignment buffers_;
+  std::unordered_map<const ir::Value*, ValueRef> refs_;
+  int num_other_ = 0;
+  std::string refusal_;
+};
+
+class HostBackend final : public backend::Backend {
+ public:
+  std::string_view name() const override { return "host"; }
+  std::string_view platform() const override { return kPlatform; }
+  bool wants_optimized_module() const override { return true; }
+
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      const ir::Computation& entry, absl::Span<const passes::IoAlias> donations) const override {
+    std::string refusal = CompiledPathRefusal(entry);
+    if (refusal.empty()) {
+      HostCompilation compilation(entry, donations);
+      EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, compilation.Build());
+      if (executable != nullptr) return executable;
+      refusal = compilation.refusal();
+    }
+    return EvaluatorExecutable(entry, donations, "host", refusal);
+  }
+};
+
+class EvaluatorBackend final : public backend::Backend {
+ public:
+  std::string_view name() const override { return "evaluator"; }
+  std::string_view platform() const override { return kPlatform; }
+  bool wants_optimized_module() const override { return false; }
+
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      const ir::Computation& entry, absl::Span<const passes::IoAlias> donations) const override {
+    return EvaluatorExecutable(entry, donations, "evaluator", "the evaluator backend was chosen");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Backend> CreateHostBackend() { return std::make_unique<HostBackend>(); }
+std::unique_ptr<backend::Backend> CreateEvaluatorBackend() {
+  return std::make_unique<EvaluatorBackend>();
+}
+
+absl::Status RegisterHostBackends(backend::BackendRegistry& registry) {
+  EMBER_RETURN_IF_ERROR(registry.Register(CreateHostBackend()));
+  return registry.Register(CreateEvaluatorBackend());
+}
+
+}  // namespace ember::host

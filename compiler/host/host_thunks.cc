@@ -1,0 +1,226 @@
+#include "compiler/host/host_thunks.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+
+namespace ember::host {
+
+HostRunContext::HostRunContext(const backend::BufferAllocations& buffers,
+                               std::shared_ptr<const backend::CollectiveParams> collectives,
+                               int num_other_values)
+    : buffers_(buffers), collectives_(std::move(collectives)), other_(num_other_values) {}
+
+uint8_t* HostRunContext::Address(const ValueRef& ref) const {
+  switch (ref.kind) {
+    case ValueRef::Kind::kSlice:
+      return static_cast<uint8_t*>(buffers_.Slice(ref.slice).opaque);
+    case ValueRef::Kind::kConstant:
+      return const_cast<uint8_t*>(ref.constant);
+    case ValueRef::Kind::kOther:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<eval::EvalValue> HostRunContext::Read(const ValueRef& ref) const {
+  if (ref.kind == ValueRef::Kind::kOther) return other_[ref.other].TryClone();
+  const ir::Shape& shape = ref.value->type().shape();
+  const uint8_t* data = Address(ref);
+  if (data == nullptr && shape.ByteSize() > 0) {
+    return absl::InternalError("host executable: a value has no buffer");
+  }
+  EMBER_ASSIGN_OR_RETURN(
+      ir::Literal literal,
+      ir::Literal::FromBytes(shape, absl::Span<const uint8_t>(data, shape.ByteSize())));
+  return eval::EvalValue::Array(std::move(literal));
+}
+
+eval::Evaluator& HostRunContext::evaluator() {
+  if (!evaluator_.has_value()) {
+    eval::EvalOptions options;
+    if (collectives_ != nullptr && collectives_->scope != nullptr) {
+      hooks_ = std::make_unique<CommunicatorHooks>(collectives_);
+      options = hooks_->Options();
+    } else if (collectives_ != nullptr) {
+      options.replica_id = collectives_->replica_id;
+      options.partition_id = collectives_->partition_id;
+      options.num_replicas = collectives_->num_replicas;
+      options.num_partitions = collectives_->num_partitions;
+    }
+    evaluator_.emplace(options);
+  }
+  return *evaluator_;
+}
+
+absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) const {
+  if (params.stream == nullptr || params.buffers == nullptr || params.status == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("host thunk ", name(), ": a stream, buffers and a launch status are needed"));
+  }
+  return params.stream->EnqueueHostCallback([this, params]() -> absl::Status {
+    if (!params.status->ok()) return absl::OkStatus();  // an earlier part of the launch failed
+    HostRunContext context(*params.buffers, params.collectives, num_other_values());
+    params.status->Fail(Run(context));
+    // A failed launch fails its outputs, not the device's stream.
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HostThunkSequence::Run(HostRunContext& context) const {
+  for (const auto& thunk : thunks_) EMBER_RETURN_IF_ERROR(thunk->Run(context));
+  return absl::OkStatus();
+}
+
+namespace {
+
+void Pointers(HostRunContext& context, const std::vector<ValueRef>& refs,
+              std::vector<const void*>& out) {
+  out.clear();
+  for (const ValueRef& r : refs) out.push_back(context.Address(r));
+}
+
+void Pointers(HostRunContext& context, const std::vector<ValueRef>& refs, std::vector<void*>& out) {
+  out.clear();
+  for (const ValueRef& r : refs) out.push_back(context.Address(r));
+}
+
+}  // namespace
+
+absl::Status FusedKernelThunk::Run(HostRunContext& context) const {
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  Pointers(context, inputs_, in);
+  Pointers(context, outputs_, out);
+  kernel_->Run(in, out, context.pool());
+  return absl::OkStatus();
+}
+
+absl::Status RowGroupThunk::Run(HostRunContext& context) const {
+  std::vector<std::vector<const void*>> in(members_.size());
+  std::vector<std::vector<void*>> out(members_.size());
+  for (size_t m = 0; m < members_.size(); ++m) {
+    Pointers(context, members_[m].inputs, in[m]);
+    Pointers(context, members_[m].outputs, out[m]);
+  }
+  const int64_t tile = tile_rows_;
+  context.pool().ParallelFor(rows_, tile, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += tile) {
+      const int64_t e = std::min(end, b + tile);
+      for (size_t m = 0; m < members_.size(); ++m) {
+        members_[m].kernel->RunRows(in[m], out[m], rows_, b, e);
+      }
+    }
+  });
+  return absl::OkStatus();
+}
+
+absl::Status DotThunk::Run(HostRunContext& context) const {
+  kernel_->Run(context.Address(lhs_), context.Address(rhs_), context.Address(out_), context.pool());
+  return absl::OkStatus();
+}
+
+absl::Status ConvThunk::Run(HostRunContext& context) const {
+  kernel_->Run(context.Address(lhs_), context.Address(rhs_), context.Address(out_), context.pool());
+  return absl::OkStatus();
+}
+
+absl::Status EvaluatorOpsThunk::Run(HostRunContext& context) const {
+  eval::Evaluator& evaluator = context.evaluator();
+  const eval::OpTable& table = eval::OpTable::Get();
+  std::unordered_map<const ir::Value*, eval::EvalValue> local;
+  for (const ir::Instruction* inst : instructions_) {
+    std::vector<eval::EvalValue> operands;
+    operands.reserve(inst->operands().size());
+    for (const ir::Value* v : inst->operands()) {
+      if (auto l = local.find(v); l != local.end()) {
+        EMBER_ASSIGN_OR_RETURN(eval::EvalValue copy, l->second.TryClone());
+        operands.push_back(std::move(copy));
+        continue;
+      }
+      auto in = inputs_.find(v);
+      if (in == inputs_.end()) {
+        return absl::InternalError(
+            absl::StrCat("host executable: no buffer for an operand of ", inst->Describe()));
+      }
+      EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, context.Read(in->second));
+      operands.push_back(std::move(value));
+    }
+    eval::OpEvaluator fn = table.Find(inst->opcode());
+    if (fn == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat(inst->Describe(), ": the host backend does not implement this op"));
+    }
+    absl::StatusOr<std::vector<eval::EvalValue>> out = fn(*inst, operands, evaluator);
+    if (!out.ok()) return out.status();
+    if (out->size() != inst->num_results()) {
+      return absl::InternalError(absl::StrCat(inst->Describe(), " produced ", out->size(),
+                                              " values, expected ", inst->num_results()));
+    }
+    for (size_t i = 0; i < out->size(); ++i) local[inst->result(i)] = std::move((*out)[i]);
+  }
+  for (const ValueRef& result : results_) {
+    const ir::Value* v = result.value;
+    eval::EvalValue& value = local[v];
+    if (result.kind == ValueRef::Kind::kOther) {
+      context.other(result.other) = std::move(value);
+      continue;
+    }
+    if (value.kind != eval::EvalValue::Kind::kArray ||
+        !value.array.shape().EqualsIgnoringLayout(v->type().shape())) {
+      return absl::InternalError(absl::StrCat(name(), " produced a value of another type than ",
+                                              v->type().ToString()));
+    }
+    if (!(value.array.shape() == v->type().shape())) {
+      EMBER_ASSIGN_OR_RETURN(value.array, value.array.Relayout(v->type().shape().layout()));
+    }
+    if (!value.array.bytes().empty()) {
+      std::memcpy(context.Address(result), value.array.bytes().data(), value.array.bytes().size());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyThunk::Run(HostRunContext& context) const {
+  if (bytes_ == 0) return absl::OkStatus();
+  uint8_t* from = context.Address(from_);
+  uint8_t* to = context.Address(to_);
+  if (from == nullptr || to == nullptr) {
+    return absl::InternalError(absl::StrCat("host executable: ", name(), " has no buffer"));
+  }
+  std::memmove(to, from, static_cast<size_t>(bytes_));
+  return absl::OkStatus();
+}
+
+absl::Status EvaluatorProgramThunk::Run(HostRunContext& context) const {
+  std::vector<eval::EvalValue> args;
+  args.reserve(parameters_.size());
+  for (const ValueRef& p : parameters_) {
+    EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, context.Read(p));
+    args.push_back(std::move(value));
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> values,
+                         context.evaluator().Run(entry_, std::move(args)));
+  if (values.size() != results_.size()) {
+    return absl::InternalError(absl::StrCat("the program returned ", values.size(),
+                                            " values, expected ", results_.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind != eval::EvalValue::Kind::kArray) {
+      return absl::InternalError(absl::StrCat("result ", i, " is not an array"));
+    }
+    const auto bytes = values[i].array.bytes();
+    const int64_t want = results_[i].slice.size;
+    if (static_cast<int64_t>(bytes.size()) != want) {
+      return absl::InternalError(
+          absl::StrCat("result ", i, " has ", bytes.size(), " bytes, expected ", want));
+    }
+    if (!bytes.empty()) std::memcpy(context.Address(results_[i]), bytes.data(), bytes.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ember::host

@@ -1,0 +1,196 @@
+// The host backend's thunks. A host device's stream is a worker thread, so host thunks run
+// synchronously there: each has Run(), and ExecuteOnStream enqueues one host callback that runs
+// it. The backend's top-level HostThunkSequence runs all of a launch's thunks in one callback
+// (no thread hop per kernel). Values live in the launch's buffers (slices from buffer
+// assignment), in the IR (constants), or, when they are not arrays (tokens, tuples), in the run.
+#ifndef EMBER_COMPILER_HOST_HOST_THUNKS_H_
+#define EMBER_COMPILER_HOST_HOST_THUNKS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/backend/thunk.h"
+#include "compiler/evaluator/evaluator.h"
+#include "compiler/host/collective_hooks.h"
+#include "compiler/host/fast_conv.h"
+#include "compiler/host/fast_kernels.h"
+#include "compiler/host/thread_pool.h"
+#include "compiler/ir/module.h"
+
+namespace ember::host {
+
+// Where a value of the entry lives during a run.
+struct ValueRef {
+  enum class Kind { kSlice, kConstant, kOther };
+  Kind kind = Kind::kOther;
+  backend::BufferSlice slice;         // kSlice
+  const uint8_t* constant = nullptr;  // kConstant: the IR literal's bytes
+  int other = -1;                     // kOther: index of the run's non-array values
+  const ir::Value* value = nullptr;
+};
+
+// One run of a launch on one host device.
+class HostRunContext {
+ public:
+  HostRunContext(const backend::BufferAllocations& buffers,
+                 std::shared_ptr<const backend::CollectiveParams> collectives,
+                 int num_other_values);
+
+  uint8_t* Address(const ValueRef& ref) const;
+  // A copy of the value for the evaluator's op table.
+  absl::StatusOr<eval::EvalValue> Read(const ValueRef& ref) const;
+  eval::EvalValue& other(int index) { return other_[index]; }
+  const backend::BufferAllocations& buffers() const { return buffers_; }
+  // One evaluator per run (it keeps per-run state: probes, plans), with this device's
+  // replica/partition ids and collective hooks.
+  eval::Evaluator& evaluator();
+  ThreadPool& pool() { return ThreadPool::Default(); }
+
+ private:
+  const backend::BufferAllocations& buffers_;
+  std::shared_ptr<const backend::CollectiveParams> collectives_;
+  std::vector<eval::EvalValue> other_;
+  std::unique_ptr<CommunicatorHooks> hooks_;
+  std::optional<eval::Evaluator> evaluator_;
+};
+
+class HostThunk : public backend::Thunk {
+ public:
+  using Thunk::Thunk;
+  // Runs the thunk now, on the calling thread (a host stream's task).
+  virtual absl::Status Run(HostRunContext& context) const = 0;
+  // Non-array values the run keeps aside (ValueRef::kOther indices below this).
+  virtual int num_other_values() const { return 0; }
+  // Enqueues one host callback that runs this thunk; a failure goes to params.status and skips
+  // the launch's later host work.
+  absl::Status ExecuteOnStream(const backend::ExecuteParams& params) const final;
+};
+
+class HostThunkSequence final : public HostThunk {
+ public:
+  HostThunkSequence(std::vector<std::unique_ptr<HostThunk>> thunks, int num_other_values)
+      : HostThunk(Kind::kSequence, "host"), thunks_(std::move(thunks)), num_other_(num_other_values) {}
+  absl::Status Run(HostRunContext& context) const override;
+  int num_other_values() const override { return num_other_; }
+  const std::vector<std::unique_ptr<HostThunk>>& thunks() const { return thunks_; }
+
+ private:
+  std::vector<std::unique_ptr<HostThunk>> thunks_;
+  int num_other_;
+};
+
+// A loop or reduction kernel of the fusion plan.
+class FusedKernelThunk final : public HostThunk {
+ public:
+  FusedKernelThunk(std::string name, std::unique_ptr<fast::FusedKernel> kernel,
+                   std::vector<ValueRef> inputs, std::vector<ValueRef> outputs)
+      : HostThunk(Kind::kKernel, std::move(name)), kernel_(std::move(kernel)),
+        inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  std::unique_ptr<fast::FusedKernel> kernel_;
+  std::vector<ValueRef> inputs_;
+  std::vector<ValueRef> outputs_;
+};
+
+// Consecutive row kernels run tile of rows by tile of rows (passes::RowGroup): a tile's values
+// stay in the core's cache between the group's kernels.
+class RowGroupThunk final : public HostThunk {
+ public:
+  struct Member {
+    std::unique_ptr<fast::FusedKernel> kernel;
+    std::vector<ValueRef> inputs;
+    std::vector<ValueRef> outputs;
+  };
+  RowGroupThunk(std::string name, std::vector<Member> members, int64_t rows, int64_t tile_rows)
+      : HostThunk(Kind::kKernel, std::move(name)), members_(std::move(members)), rows_(rows),
+        tile_rows_(tile_rows) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  std::vector<Member> members_;
+  int64_t rows_;
+  int64_t tile_rows_;
+};
+
+// dot_general through Eigen.
+class DotThunk final : public HostThunk {
+ public:
+  DotThunk(std::string name, std::unique_ptr<fast::DotKernel> kernel, ValueRef lhs, ValueRef rhs,
+           ValueRef out)
+      : HostThunk(Kind::kLibraryCall, std::move(name)), kernel_(std::move(kernel)), lhs_(lhs),
+        rhs_(rhs), out_(out) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  std::unique_ptr<fast::DotKernel> kernel_;
+  ValueRef lhs_, rhs_, out_;
+};
+
+// convolution as im2col blocks times the Eigen GEMM.
+class ConvThunk final : public HostThunk {
+ public:
+  ConvThunk(std::string name, std::unique_ptr<fast::ConvKernel> kernel, ValueRef lhs, ValueRef rhs,
+            ValueRef out)
+      : HostThunk(Kind::kLibraryCall, std::move(name)), kernel_(std::move(kernel)), lhs_(lhs),
+        rhs_(rhs), out_(out) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  std::unique_ptr<fast::ConvKernel> kernel_;
+  ValueRef lhs_, rhs_, out_;
+};
+
+// Instructions the fast kernels do not run (control flow, sort, scatter, gather, collectives,
+// custom calls, types the kernels lack, ...), one by one through the reference evaluator's op
+// table, reading their operands from the run's values and writing their results back.
+class EvaluatorOpsThunk final : public HostThunk {
+ public:
+  EvaluatorOpsThunk(std::string name, std::vector<const ir::Instruction*> instructions,
+                    std::unordered_map<const ir::Value*, ValueRef> inputs,
+                    std::vector<ValueRef> results)
+      : HostThunk(Kind::kEvaluator, std::move(name)), instructions_(std::move(instructions)),
+        inputs_(std::move(inputs)), results_(std::move(results)) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  std::vector<const ir::Instruction*> instructions_;
+  std::unordered_map<const ir::Value*, ValueRef> inputs_;  // values made outside the thunk
+  std::vector<ValueRef> results_;                          // where the thunk's outputs go
+};
+
+class CopyThunk final : public HostThunk {
+ public:
+  CopyThunk(std::string name, ValueRef from, ValueRef to, int64_t bytes)
+      : HostThunk(Kind::kCopy, std::move(name)), from_(from), to_(to), bytes_(bytes) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  ValueRef from_, to_;
+  int64_t bytes_;
+};
+
+// The reference evaluator runs a whole computation on copies of the arguments.
+class EvaluatorProgramThunk final : public HostThunk {
+ public:
+  EvaluatorProgramThunk(std::string name, const ir::Computation& entry,
+                        std::vector<ValueRef> parameters, std::vector<ValueRef> results)
+      : HostThunk(Kind::kEvaluator, std::move(name)), entry_(entry),
+        parameters_(std::move(parameters)), results_(std::move(results)) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  const ir::Computation& entry_;
+  std::vector<ValueRef> parameters_;
+  std::vector<ValueRef> results_;
+};
+
+}  // namespace ember::host
+
+#endif  // EMBER_COMPILER_HOST_HOST_THUNKS_H_

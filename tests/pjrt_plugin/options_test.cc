@@ -1,0 +1,103 @@
+// Ember's options from client create options, environment variables, EMBER_FLAGS and the
+// compile options' overrides.
+#include "pjrt_plugin/options.h"
+
+#include <cstdlib>
+
+#include "gtest/gtest.h"
+
+namespace ember::pjrt {
+namespace {
+
+TEST(OptionsTest, DefaultsAndOverrides) {
+  unsetenv("EMBER_HOST_DEVICE_COUNT");
+  unsetenv("EMBER_PLATFORM");
+  unsetenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS");
+  auto defaults = ReadOptions({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->devices.host_device_count, 1);
+  EXPECT_EQ(defaults->devices.platform, "auto");
+  EXPECT_EQ(defaults->devices.collective_timeout, absl::Seconds(60));
+
+  auto parsed = ReadOptions({{"host_device_count", int64_t{8}},
+                             {"platform", std::string("host")},
+                             {"memory_limit_bytes", std::string("1048576")},
+                             {"collective_timeout_seconds", std::string("2.5")}});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->devices.host_device_count, 8);
+  EXPECT_EQ(parsed->devices.platform, "host");
+  EXPECT_EQ(parsed->devices.memory_limit_bytes, 1048576);
+  EXPECT_EQ(parsed->devices.collective_timeout, absl::Milliseconds(2500));
+}
+
+TEST(OptionsTest, EnvironmentIsReadAndOptionsWin) {
+  setenv("EMBER_HOST_DEVICE_COUNT", "3", 1);
+  EXPECT_EQ(ReadOptions({})->devices.host_device_count, 3);
+  EXPECT_EQ(ReadOptions({{"host_device_count", int64_t{2}}})->devices.host_device_count, 2);
+  setenv("EMBER_HOST_DEVICE_COUNT", "many", 1);
+  auto bad = ReadOptions({});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("EMBER_HOST_DEVICE_COUNT"), std::string::npos);
+  unsetenv("EMBER_HOST_DEVICE_COUNT");
+  setenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS", "7", 1);
+  EXPECT_EQ(ReadOptions({})->devices.collective_timeout, absl::Seconds(7));
+  setenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS", "-1", 1);
+  EXPECT_FALSE(ReadOptions({}).ok());
+  unsetenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS");
+}
+
+TEST(OptionsTest, CudaLibraryPathFromOptionOrEnvironment) {
+  unsetenv("EMBER_CUDA_LIBRARY_PATH");
+  EXPECT_EQ(ReadOptions({})->devices.cuda_library_path, "");
+  setenv("EMBER_CUDA_LIBRARY_PATH", "/opt/virtual_gpu/lib", 1);
+  EXPECT_EQ(ReadOptions({})->devices.cuda_library_path, "/opt/virtual_gpu/lib");
+  EXPECT_EQ(ReadOptions({{"cuda_library_path", std::string("/elsewhere")}})->devices.cuda_library_path,
+            "/elsewhere");
+  unsetenv("EMBER_CUDA_LIBRARY_PATH");
+  auto bad = ReadOptions({{"cuda_library_path", int64_t{3}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cuda_library_path"), std::string::npos);
+}
+
+TEST(OptionsTest, RejectsUnknownAndBadValues) {
+  auto unknown = ReadOptions({{"cpu_device_count", int64_t{4}}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("'cpu_device_count'"), std::string::npos);
+  EXPECT_FALSE(ReadOptions({{"host_device_count", int64_t{0}}}).ok());
+  EXPECT_FALSE(ReadOptions({{"host_device_count", 1.5f}}).ok());
+  EXPECT_FALSE(ReadOptions({{"platform", std::string("tpu")}}).ok());
+  EXPECT_EQ(ReadOptions({{"num_nodes", int64_t{2}}}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(ReadOptions({{"num_nodes", int64_t{1}}, {"node_id", int64_t{0}}}).ok());
+}
+
+TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
+  unsetenv("EMBER_FLAGS");
+  auto none = ReadCompilerOptions({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->dump_to, "");
+  EXPECT_EQ(none->host_backend, "compiled");
+
+  setenv("EMBER_FLAGS", "--dump_to=/tmp/a  --host_backend=evaluator --dump_to=/tmp/b", 1);
+  auto flags = ReadCompilerOptions({});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->dump_to, "/tmp/b");  // the last one wins
+  EXPECT_EQ(flags->host_backend, "evaluator");
+
+  frontend::CompileOptions compile_options;
+  compile_options.env_option_overrides["xla_dump_to"] = std::string("/tmp/xla");
+  EXPECT_EQ(ReadCompilerOptions(compile_options)->dump_to, "/tmp/xla");
+
+  setenv("EMBER_FLAGS", "--host_backend=fast", 1);
+  auto bad = ReadCompilerOptions({});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--host_backend=fast"), std::string::npos);
+  setenv("EMBER_FLAGS", "--dumpto=/tmp", 1);
+  auto unknown = ReadCompilerOptions({});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("--dumpto=/tmp"), std::string::npos);
+  unsetenv("EMBER_FLAGS");
+}
+
+}  // namespace
+}  // namespace ember::pjrt
