@@ -423,49 +423,46 @@ TEST_F(NcclTest, ARankThatNeverComesTimesOut) {
   EXPECT_THAT(errors[0], HasSubstr("waited in AllReduce(count 16, float32, max) (collective #1)"));
 }
 
-TEST_F(NcclTest, PreMulSumScalesBeforeSumming) {
-  const size_t count = 6;
-  std::vector<std::vector<float>> results(nranks_);
-  std::vector<std::vector<int32_t>> int_results(nranks_);
-  WithComms([&](int rank, ncclComm_t comm, CUstream stream) {
-    // Integers: every rank's input is scaled, the first one included.
-    std::vector<int32_t> ints(count);
-    for (size_t i = 0; i < count; ++i) ints[i] = static_cast<int32_t>(rank * 7 - static_cast<int>(i));
-    CUdeviceptr int_buffer = 0;
-    ASSERT_EQ(cuMemAlloc(&int_buffer, count * 4), CUDA_SUCCESS);
-    ASSERT_EQ(cuMemcpyHtoD(int_buffer, ints.data(), count * 4), CUDA_SUCCESS);
-    int32_t int_scale = 3;
-    ncclRedOp_t int_op;
-    ASSERT_EQ(ncclRedOpCreatePreMulSum(&int_op, &int_scale, ncclInt32, ncclScalarHostImmediate, comm), ncclSuccess);
-    ASSERT_EQ(ncclAllReduce(Ptr(int_buffer), Ptr(int_buffer), count, ncclInt32, int_op, comm, stream), ncclSuccess);
-    ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
-    int_results[rank].resize(count);
-    ASSERT_EQ(cuMemcpyDtoH(int_results[rank].data(), int_buffer, count * 4), CUDA_SUCCESS);
-    EXPECT_EQ(ncclRedOpDestroy(int_op, comm), ncclSuccess);
-    cuMemFree(int_buffer);
+// One rank's in-place AllReduce of `values` with a PreMulSum op of `scale` (a host scalar).
+template <class T>
+void PreMulAllReduce(std::vector<T>& values, T scale, ncclDataType_t type, ncclComm_t comm, CUstream stream) {
+  const size_t bytes = values.size() * sizeof(T);
+  CUdeviceptr buffer = 0;
+  ASSERT_EQ(cuMemAlloc(&buffer, bytes), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoD(buffer, values.data(), bytes), CUDA_SUCCESS);
+  ncclRedOp_t op;
+  ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scale, type, ncclScalarHostImmediate, comm), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(Ptr(buffer), Ptr(buffer), values.size(), type, op, comm, stream), ncclSuccess);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(values.data(), buffer, bytes), CUDA_SUCCESS);
+  EXPECT_EQ(ncclRedOpDestroy(op, comm), ncclSuccess);
+  cuMemFree(buffer);
+}
 
-    std::vector<float> values(count);
-    for (size_t i = 0; i < count; ++i) values[i] = static_cast<float>(rank * 10 + i);
-    CUdeviceptr buffer = 0;
-    ASSERT_EQ(cuMemAlloc(&buffer, count * 4), CUDA_SUCCESS);
-    ASSERT_EQ(cuMemcpyHtoD(buffer, values.data(), count * 4), CUDA_SUCCESS);
-    float scale = 0.25f;
-    ncclRedOp_t op;
-    ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &scale, ncclFloat32, ncclScalarHostImmediate, comm), ncclSuccess);
-    ASSERT_EQ(ncclAllReduce(Ptr(buffer), Ptr(buffer), count, ncclFloat32, op, comm, stream), ncclSuccess);
-    ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
-    results[rank].resize(count);
-    ASSERT_EQ(cuMemcpyDtoH(results[rank].data(), buffer, count * 4), CUDA_SUCCESS);
-    EXPECT_EQ(ncclRedOpDestroy(op, comm), ncclSuccess);
-    cuMemFree(buffer);
+TEST_F(NcclTest, PreMulSumScalesBeforeSumming) {
+  const int count = 6;
+  std::vector<std::vector<float>> floats(nranks_, std::vector<float>(count));
+  std::vector<std::vector<int32_t>> ints(nranks_, std::vector<int32_t>(count));
+  WithComms([&](int rank, ncclComm_t comm, CUstream stream) {
+    for (int i = 0; i < count; ++i) {
+      floats[rank][i] = static_cast<float>(rank * 10 + i);
+      ints[rank][i] = rank * 7 - i;
+    }
+    PreMulAllReduce(floats[rank], 0.25f, ncclFloat32, comm, stream);
+    // Integers: every rank's input is scaled, the first one included.
+    PreMulAllReduce(ints[rank], int32_t{3}, ncclInt32, comm, stream);
   });
-  for (size_t i = 0; i < count; ++i) {
+  for (int i = 0; i < count; ++i) {
     double expected = 0;
-    for (int r = 0; r < nranks_; ++r) expected += 0.25 * (r * 10 + i);
-    EXPECT_EQ(results[0][i], static_cast<float>(expected));
     int32_t int_expected = 0;
-    for (int r = 0; r < nranks_; ++r) int_expected += 3 * (r * 7 - static_cast<int>(i));
-    for (int r = 0; r < nranks_; ++r) EXPECT_EQ(int_results[r][i], int_expected) << "rank " << r;
+    for (int r = 0; r < nranks_; ++r) {
+      expected += 0.25 * (r * 10 + i);
+      int_expected += 3 * (r * 7 - i);
+    }
+    for (int r = 0; r < nranks_; ++r) {
+      EXPECT_EQ(floats[r][i], static_cast<float>(expected)) << "rank " << r;
+      EXPECT_EQ(ints[r][i], int_expected) << "rank " << r;
+    }
   }
 }
 
