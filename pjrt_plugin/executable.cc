@@ -397,11 +397,13 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Fingerprint) {
 EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
   EMBER_PJRT_REQUIRE(args->executable);
   EMBER_PJRT_REQUIRE(args->options);
-  if (args->num_devices > 0) {
-    EMBER_PJRT_REQUIRE(args->argument_lists);
-    EMBER_PJRT_REQUIRE(args->output_lists);
-  }
   PJRT_LoadedExecutable& loaded = *args->executable;
+  // Frameworks pass no output lists (or null ones) for a program without results.
+  const bool has_outputs = !loaded.executable->device_result_types().empty();
+  if (args->num_devices > 0) {
+    if (args->num_args > 0) EMBER_PJRT_REQUIRE(args->argument_lists);
+    if (has_outputs) EMBER_PJRT_REQUIRE(args->output_lists);
+  }
   runtime::Device* only_device = nullptr;
   if (args->execute_device != nullptr) {
     if (args->num_devices != 1) {
@@ -416,7 +418,7 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
     if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("`argument_lists[", d, "]` is null"));
     }
-    if (args->output_lists[d] == nullptr) {
+    if (has_outputs && args->output_lists[d] == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("`output_lists[", d, "]` is null"));
     }
     for (size_t i = 0; i < args->num_args; ++i) {
