@@ -62,6 +62,11 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
     handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
   const runtime::Executable& bound = *handle->executable;
+  // XLA's property names, which frameworks read (JAX's compiled.cost_analysis()).
+  const passes::ProgramCost& cost = bound.program().cost;
+  handle->cost_properties.AddFloat("flops", static_cast<float>(cost.flops));
+  handle->cost_properties.AddFloat("transcendentals", static_cast<float>(cost.transcendentals));
+  handle->cost_properties.AddFloat("bytes accessed", static_cast<float>(cost.bytes_accessed));
   if (bound.spmd() != nullptr && bound.devices().size() > 1) {
     handle->optimized_program = bound.spmd()->SignatureModuleText(bound.program().name);
   }
@@ -272,6 +277,13 @@ EMBER_PJRT_ENTRY(PJRT_Executable_OptimizedProgram) {
   return absl::OkStatus();
 }
 
+EMBER_PJRT_ENTRY(PJRT_Executable_GetCostAnalysis) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->properties = args->executable->cost_properties.data();
+  args->num_properties = args->executable->cost_properties.size();
+  return absl::OkStatus();
+}
+
 EMBER_PJRT_ENTRY(PJRT_Executable_Fingerprint) {
   EMBER_PJRT_REQUIRE(args->executable);
   const std::string& fingerprint = args->executable->executable->program().fingerprint;
@@ -466,6 +478,7 @@ void BindExecutableEntries(PJRT_Api& api) {
   api.PJRT_Executable_DeserializeAndLoad = &PJRT_Executable_DeserializeAndLoad_Entry;
   api.PJRT_Executable_OptimizedProgram = &PJRT_Executable_OptimizedProgram_Entry;
   api.PJRT_Executable_GetCompiledMemoryStats = &PJRT_Executable_GetCompiledMemoryStats_Entry;
+  api.PJRT_Executable_GetCostAnalysis = &PJRT_Executable_GetCostAnalysis_Entry;
   api.PJRT_LoadedExecutable_Destroy = &PJRT_LoadedExecutable_Destroy_Entry;
   api.PJRT_LoadedExecutable_GetExecutable = &PJRT_LoadedExecutable_GetExecutable_Entry;
   api.PJRT_LoadedExecutable_AddressableDevices = &PJRT_LoadedExecutable_AddressableDevices_Entry;

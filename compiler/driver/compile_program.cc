@@ -260,9 +260,11 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
                                                                      program->donations));
   program->run_inline = program->host->backend() == host::HostBackend::kCompiled &&
                         IsCheapLaunch(*program->entry);
+  program->cost = passes::AnalyzeCost(*program->entry, program->host->fusion_plan());
   if (dump_dir.has_value() && program->host->backend() == host::HostBackend::kCompiled) {
     EMBER_RETURN_IF_ERROR(dump("fusion.dot", program->host->FusionPlanDot()));
-    EMBER_RETURN_IF_ERROR(dump("cost.txt", program->host->CostReport()));
+    EMBER_RETURN_IF_ERROR(
+        dump("cost.txt", absl::StrCat(program->host->CostReport(), program->cost.ToString())));
     EMBER_RETURN_IF_ERROR(dump("buffers.txt", program->host->BufferAssignmentReport()));
   }
   return program;

@@ -14,6 +14,7 @@
 #include "compiler/frontend/options/compile_options.h"
 #include "compiler/host/host_executable.h"
 #include "compiler/ir/module.h"
+#include "compiler/passes/cost_analysis.h"
 
 namespace ember::compiler {
 
@@ -34,6 +35,8 @@ struct CompiledProgram {
   std::string fingerprint;
   // What host devices run per launch.
   std::unique_ptr<host::HostExecutable> host;
+  // What one launch costs (PJRT_Executable_GetCostAnalysis).
+  passes::ProgramCost cost;
   // A launch so small (a few kernels over at most kInlineBytes per value, no loops, calls,
   // collectives or host transfers) that handing it to the device's stream thread would cost more
   // than running it: a single-device launch runs it on the calling thread when the stream is idle,

@@ -239,6 +239,9 @@ std::string HostExecutable::BufferAssignmentReport() const {
 int64_t HostExecutable::arena_bytes() const {
   return compiled_ != nullptr ? compiled_->buffers.arena_bytes : 0;
 }
+const passes::FusionPlan* HostExecutable::fusion_plan() const {
+  return compiled_ != nullptr ? &compiled_->plan : nullptr;
+}
 int64_t HostExecutable::kernel_count() const {
   return compiled_ != nullptr ? static_cast<int64_t>(compiled_->plan.kernels.size()) : 0;
 }

@@ -21,6 +21,7 @@
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/ir/module.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/fusion_plan.h"
 
 namespace ember::host {
 
@@ -67,6 +68,8 @@ class HostExecutable {
   int64_t arena_bytes() const;
   // Kernel count of the plan (0 for the evaluator backend).
   int64_t kernel_count() const;
+  // The fusion plan the compiled backend runs; null for the evaluator backend.
+  const passes::FusionPlan* fusion_plan() const;
 
   struct Compiled;
 
