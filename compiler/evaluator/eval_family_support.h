@@ -56,6 +56,12 @@ absl::StatusOr<std::string> StringAttr(const ir::Instruction& inst, std::string_
                                        std::optional<std::string> fallback = std::nullopt);
 absl::StatusOr<double> FloatAttr(const ir::Instruction& inst, std::string_view name,
                                  std::optional<double> fallback = std::nullopt);
+// An entry of a custom call's dictionary `backend_config` (or `mhlo.backend_config`): where
+// typed-FFI custom calls keep their attributes. Null when absent.
+const ir::Attribute* BackendConfigEntry(const ir::Instruction& inst, std::string_view key);
+// A boolean (or integer, nonzero is true) backend_config entry; `fallback` when absent.
+absl::StatusOr<bool> BackendConfigFlag(const ir::Instruction& inst, std::string_view key,
+                                       bool fallback);
 // An integer literal (or Ints) attribute as rows: a rank-2 literal [[0, 1], [2, 3]] gives
 // {{0, 1}, {2, 3}}; Ints with `row_size` > 0 are cut into rows of that size. Missing: empty.
 absl::StatusOr<std::vector<std::vector<int64_t>>> IntRowsAttr(const ir::Instruction& inst,

@@ -31,6 +31,20 @@ def initialize():
     # Below the CPU backend's priority: Ember is used when asked for (JAX_PLATFORMS=ember).
     xla_bridge.register_plugin("ember", priority=400, library_path=path)
     _allow_donation()
+    _register_lowerings()
+
+
+def _register_lowerings():
+    """Lowering rules for primitives JAX lowers only for its own platforms (linalg.py).
+
+    A JAX whose internals moved must still load Ember: a failure here is logged, and only the
+    primitives concerned stay without a lowering.
+    """
+    try:
+        from jax_plugins.ember import linalg  # pylint: disable=import-outside-toplevel
+        linalg.register()
+    except Exception as e:  # pylint: disable=broad-except
+        _LOG.warning("Ember: linear-algebra lowerings not registered: %s", e)
 
 
 def _allow_donation():
