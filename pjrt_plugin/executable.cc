@@ -446,8 +446,14 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
     non_donatable = absl::Span<const int64_t>(args->options->non_donatable_input_indices,
                                               args->options->num_non_donatable_input_indices);
   }
-  EMBER_ASSIGN_OR_RETURN(runtime::Executable::Launch launch,
-                         loaded.executable->Execute(arguments, non_donatable, only_device));
+  // FFI user data the framework attached to this execution (the field exists from 0.64).
+  std::shared_ptr<const ffi::ExecutionContext> ffi_context;
+  if (EMBER_PJRT_HAS_FIELD(args->options, context) && args->options->context != nullptr) {
+    ffi_context = args->options->context->context;
+  }
+  EMBER_ASSIGN_OR_RETURN(
+      runtime::Executable::Launch launch,
+      loaded.executable->Execute(arguments, non_donatable, only_device, std::move(ffi_context)));
   for (size_t d = 0; d < launch.outputs.size(); ++d) {
     for (size_t r = 0; r < launch.outputs[d].size(); ++r) {
       args->output_lists[d][r] = NewBufferHandle(loaded.client, std::move(launch.outputs[d][r]));

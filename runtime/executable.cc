@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "compiler/host/collective_hooks.h"
 #include "compiler/evaluator/evaluator.h"
+#include "ffi/ffi_calls.h"
 #include "runtime/host_layout.h"
 #include "runtime/spmd_program.h"
 
@@ -115,6 +116,7 @@ struct LaunchGroup {
   std::shared_ptr<const host::LaunchTopology> topology;
   std::shared_ptr<const compiler::CompiledProgram> program;
   std::shared_ptr<const SpmdProgram> spmd;
+  std::shared_ptr<const ffi::ExecutionContext> ffi_context;  // user data for FFI handlers
   std::atomic<int> remaining{0};
 
   // SPMD: every device deposits its shards; the last one runs the global program.
@@ -146,8 +148,9 @@ struct LaunchGroup {
       if (status.ok()) {
         std::vector<std::vector<ir::Literal>> inputs = std::move(shards);
         mu.Unlock();
+        ffi::FfiCalls ffi_calls(0, static_cast<int64_t>(run_id), ffi_context);
         absl::StatusOr<std::vector<std::vector<ir::Literal>>> out =
-            spmd->Run(std::move(inputs), *hub, run_id);
+            spmd->Run(std::move(inputs), *hub, run_id, &ffi_calls);
         mu.Lock();
         if (out.ok()) {
           results = *std::move(out);
@@ -183,13 +186,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
                                                    options.num_partitions, " partitions"));
   }
   for (const ir::ValueType& type : program->result_types) {
-    if (!type.is_tensor()) {
+    if (!type.is_tensor() && !type.is_token()) {
       return absl::UnimplementedError(absl::StrCat("entry results of type ", type.ToString(),
                                                    " are not supported yet"));
     }
   }
   for (const ir::ValueType& type : program->parameter_types) {
-    if (!type.is_tensor()) {
+    if (!type.is_tensor() && !type.is_token()) {
       return absl::UnimplementedError(absl::StrCat("entry parameters of type ", type.ToString(),
                                                    " are not supported yet"));
     }
@@ -275,7 +278,10 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is null"));
     }
     const ir::ValueType& want = params[i];
-    if (buffer->element_type() != want.element_type() || buffer->dims() != want.dims()) {
+    // A token parameter only orders the program after the one that made the token: JAX passes
+    // the previous launch's token result, or a bool[0] array the first time.
+    if (!want.is_token() &&
+        (buffer->element_type() != want.element_type() || buffer->dims() != want.dims())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, where, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
           DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
@@ -292,7 +298,7 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
 
 absl::StatusOr<Executable::Launch> Executable::Execute(
     absl::Span<const std::vector<Buffer*>> arguments, absl::Span<const int64_t> non_donatable,
-    Device* only_device) {
+    Device* only_device, std::shared_ptr<const ffi::ExecutionContext> ffi_context) {
   if (deleted_) return absl::FailedPreconditionError("the executable has been deleted");
   if (only_device != nullptr && devices_.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -431,7 +437,11 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
           }
           absl::AnyInvocable<absl::Status() &&> run =
               [=, holds = std::move(holds)]() -> absl::Status {
-            absl::Status result = RunInPlace(*program, holds, out, eval::EvalOptions{});
+            ffi::FfiCalls ffi_calls(device->local_hardware_id(), ffi::FfiCalls::NewRunId(),
+                                    ffi_context);
+            eval::EvalOptions options;
+            options.external_calls = &ffi_calls;
+            absl::Status result = RunInPlace(*program, holds, out, options);
             finish(result);
             // A failed program fails its outputs, not the device's stream.
             return absl::OkStatus();
@@ -452,6 +462,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   group->run_id = collectives_->NewRunId();
   group->program = program_;
   group->spmd = spmd_;
+  group->ffi_context = ffi_context;
   group->remaining = static_cast<int>(devices.size());
   {
     auto topology = std::make_shared<host::LaunchTopology>();
@@ -489,8 +500,8 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     w.done->Set(status);
     if (--g.remaining == 0) g.hub->Forget(g.run_id);
   };
-  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish,
-                                               parameter_types](absl::Status status) {
+  AsyncEvent::AfterAll(inputs_ready)->AndThen([group, work, finish, parameter_types,
+                                               ffi_context](absl::Status status) {
     if (!status.ok()) {
       for (DeviceWork& w : *work) finish(*group, w, status);
       return;
@@ -501,11 +512,15 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       for (size_t d = 0; d < work->size(); ++d) {
         DeviceWork* w = &(*work)[d];
         absl::Status enqueued = w->device->compute_stream()->EnqueueHostCallback(
-            [group, work, w, d, finish, parameter_types]() -> absl::Status {
+            [group, work, w, d, finish, parameter_types, ffi_context]() -> absl::Status {
               if (group->spmd == nullptr) {
                 host::CommunicatorHooks hooks(group->Join(), group->run_id, group->topology,
                                               w->replica, w->partition);
-                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, hooks.Options()));
+                ffi::FfiCalls ffi_calls(w->device->local_hardware_id(),
+                                        static_cast<int64_t>(group->run_id), ffi_context);
+                eval::EvalOptions options = hooks.Options();
+                options.external_calls = &ffi_calls;
+                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, options));
                 return absl::OkStatus();
               }
               absl::StatusOr<std::vector<ir::Literal>> args =

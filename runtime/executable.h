@@ -6,7 +6,10 @@
 // collective ops of one launch meet through an in-process collectives hub (keyed by a run id per
 // launch, so launches in flight from several threads never mix). SPMD programs (partitions > 1
 // with use_spmd_partitioning) come as one global program with sharding annotations and take and
-// return per-device shards; spmd_program.h runs them.
+// return per-device shards; spmd_program.h runs them. Custom calls to XLA FFI handlers registered
+// with the plugin run through ffi::FfiCalls on the launching device. Token parameters (the
+// ordered-effect tokens JAX threads through programs) take any buffer; token results are
+// zero-byte buffers of element type token.
 #ifndef EMBER_RUNTIME_EXECUTABLE_H_
 #define EMBER_RUNTIME_EXECUTABLE_H_
 
@@ -19,6 +22,7 @@
 #include "absl/types/span.h"
 #include "collectives/in_process/in_process_collectives.h"
 #include "compiler/driver/compile_program.h"
+#include "ffi/execution_context.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 
@@ -57,8 +61,11 @@ class Executable {
   // `arguments[d]` are the buffers for devices()[d] (or for `only_device` when set, with one
   // list; only for single-device executables). Inputs listed in `non_donatable` are never
   // donated.
+  // `ffi_context`: user data the framework attached to this execution for the FFI handlers the
+  // program calls (may be null).
   absl::StatusOr<Launch> Execute(absl::Span<const std::vector<Buffer*>> arguments,
-                                 absl::Span<const int64_t> non_donatable, Device* only_device);
+                                 absl::Span<const int64_t> non_donatable, Device* only_device,
+                                 std::shared_ptr<const ffi::ExecutionContext> ffi_context = nullptr);
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -789,7 +789,9 @@ absl::StatusOr<std::unique_ptr<SpmdProgram>> SpmdProgram::Create(
 
 absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
     std::vector<std::vector<ir::Literal>> shards, collectives::InProcessCollectives& hub,
-    uint64_t run_id) const {
+    uint64_t run_id, eval::ExternalCalls* external_calls) const {
+  eval::EvalOptions plain;
+  plain.external_calls = external_calls;  // FFI handlers (host callbacks) the program calls
   const int64_t n = static_cast<int64_t>(device_ids_.size());
   const compiler::CompiledProgram& program = *program_;
   // Global arguments.
@@ -809,7 +811,7 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
   }
   std::vector<eval::EvalValue> outputs;
   if (steps_.empty()) {
-    EMBER_ASSIGN_OR_RETURN(outputs, program.host->Run(std::move(globals), eval::EvalOptions{}));
+    EMBER_ASSIGN_OR_RETURN(outputs, program.host->Run(std::move(globals), plain));
   } else {
     absl::flat_hash_map<const ir::Value*, eval::EvalValue> env;
     for (size_t i = 0; i < globals.size(); ++i) env[program.entry->parameter(i)] = std::move(globals[i]);
@@ -829,7 +831,7 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
           args.push_back(std::move(value));
         }
         EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out,
-                               step->executable->Run(std::move(args), eval::EvalOptions{}));
+                               step->executable->Run(std::move(args), plain));
         for (size_t r = 0; r < out.size() && r < step->outputs.size(); ++r) {
           env[step->outputs[r]] = std::move(out[r]);
         }
@@ -859,7 +861,9 @@ absl::StatusOr<std::vector<std::vector<ir::Literal>>> SpmdProgram::Run(
       };
       auto body = [&](int64_t d) {
         host::CommunicatorHooks hooks(join, run_id, topology, 0, d);
-        results[d] = step->executable->Run(std::move(local[d]), hooks.Options());
+        eval::EvalOptions options = hooks.Options();
+        options.external_calls = external_calls;
+        results[d] = step->executable->Run(std::move(local[d]), options);
         if (!results[d].ok()) hub.Abort(run_id, results[d].status());
       };
       std::vector<std::thread> threads;

@@ -73,10 +73,11 @@ class SpmdProgram {
   // framework learns the shardings of parameters and results.
   std::string SignatureModuleText(const std::string& name) const;
 
-  // shards[d][i]: device d's shard of parameter i. Returns results[d][r].
+  // shards[d][i]: device d's shard of parameter i. Returns results[d][r]. `external_calls`: the
+  // launch's run-time custom-call targets (FFI handlers, host callbacks).
   absl::StatusOr<std::vector<std::vector<ir::Literal>>> Run(
       std::vector<std::vector<ir::Literal>> shards, collectives::InProcessCollectives& hub,
-      uint64_t run_id) const;
+      uint64_t run_id, eval::ExternalCalls* external_calls = nullptr) const;
 
   struct Step;
 

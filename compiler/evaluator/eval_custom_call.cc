@@ -37,8 +37,9 @@
 //                                                  Ember's lowerings of JAX's linalg primitives
 //                                                  (eval_linalg_custom_calls.cc)
 // Not covered (platform-only or dynamic-only): stablehlo.dynamic_approx_top_k, LuDecomposition,
-// Eigh, lapack_* / cusolver_* / cu_* FFI kernels, tpu_custom_call. Any other target is an error
-// naming it.
+// Eigh, lapack_* / cusolver_* / cu_* FFI kernels, tpu_custom_call. Any other target goes to the
+// launch's ExternalCalls (XLA FFI handlers registered at run time, ffi/), else is an error naming
+// it.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -564,8 +565,14 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
       target == "check.expect_eq_const" || target == "check.expect_almost_eq_const") {
     return Check(inst, target, operands);
   }
+  if (ExternalCalls* external = evaluator.options().external_calls;
+      external != nullptr && external->Has(target)) {
+    return external->Call(inst, operands);
+  }
   return fs::OpUnimplemented(
-      inst, absl::StrCat("custom_call target '", target, "' is not supported by the evaluator"));
+      inst, absl::StrCat("custom_call target '", target,
+                         "' is not supported by the evaluator, and no FFI handler is registered "
+                         "for it"));
 }
 
 }  // namespace

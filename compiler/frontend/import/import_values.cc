@@ -364,17 +364,29 @@ absl::StatusOr<ir::Literal> ReadLiteral(const Attribute& attr, const ImportConte
   return ir::Literal::FromBytes(shape, bytes);
 }
 
+namespace {
+// Records the element type of a typed scalar attribute (for the handlers that check it).
+ir::Attribute WithScalarType(ir::Attribute a, const Type* type) {
+  if (type != nullptr) {
+    absl::StatusOr<ir::ElementType> et = ConvertElementType(*type);
+    if (et.ok()) a.scalar_type = *et;
+  }
+  return a;
+}
+}  // namespace
+
 absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const ImportContext& ctx) {
   switch (attr.kind) {
-    case AttrKind::kInteger:
+    case AttrKind::kInteger: {
       if (attr.type && attr.type->kind == TypeKind::kInteger && attr.type->width == 1) {
         EMBER_ASSIGN_OR_RETURN(bool b, ReadBool(attr));
         return ir::Attribute::Bool(b);
       }
-      return ir::Attribute::Int(attr.IntValue());
+      return WithScalarType(ir::Attribute::Int(attr.IntValue()), attr.type.get());
+    }
     case AttrKind::kFloat: {
       EMBER_ASSIGN_OR_RETURN(double f, ReadFloat(attr));
-      return ir::Attribute::Float(f);
+      return WithScalarType(ir::Attribute::Float(f), attr.type.get());
     }
     case AttrKind::kString:
     case AttrKind::kSymbolRef: {
@@ -394,7 +406,7 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
       }
       if (attr.type && attr.type->kind == TypeKind::kInteger) {
         EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadInts(attr, ctx));
-        return ir::Attribute::Ints(std::move(v));
+        return WithScalarType(ir::Attribute::Ints(std::move(v)), attr.type.get());
       }
       break;
     }
@@ -430,7 +442,8 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
   if (attr.kind == AttrKind::kDialect && attr.dialect == "vhlo") {
     if (attr.name == "integer_v1") {
       EMBER_ASSIGN_OR_RETURN(int64_t v, ReadInt(attr));
-      return ir::Attribute::Int(v);
+      const DialectParam* type = FindParam(attr, "type");
+      return WithScalarType(ir::Attribute::Int(v), type != nullptr ? type->type.get() : nullptr);
     }
     if (attr.name == "bool_v1") {
       EMBER_ASSIGN_OR_RETURN(bool v, ReadBool(attr));
@@ -438,7 +451,8 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
     }
     if (attr.name == "float_v1") {
       EMBER_ASSIGN_OR_RETURN(double v, ReadFloat(attr));
-      return ir::Attribute::Float(v);
+      const DialectParam* type = FindParam(attr, "type");
+      return WithScalarType(ir::Attribute::Float(v), type != nullptr ? type->type.get() : nullptr);
     }
     if (attr.name == "tensor_v1") {
       EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ReadLiteral(attr, ctx));
