@@ -26,6 +26,7 @@ bool SupportedType(ElementType type) {
     case ElementType::kS64:
     case ElementType::kU8:
     case ElementType::kU32:
+    case ElementType::kU64:
     case ElementType::kF32:
     case ElementType::kF64:
       return true;
@@ -78,7 +79,11 @@ bool ElementwiseSupported(const ir::Instruction& inst) {
     case Opcode::kNegate:
       return !pred;
     case Opcode::kAbs:
-      return !pred && t != ElementType::kU8 && t != ElementType::kU32;
+      return !pred && t != ElementType::kU8 && t != ElementType::kU32 && t != ElementType::kU64;
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic:
+      return !fl && !pred;
     case Opcode::kDivide:
     case Opcode::kRemainder:
     case Opcode::kPower:
@@ -110,6 +115,12 @@ bool ElementwiseSupported(const ir::Instruction& inst) {
     case Opcode::kConvert: {
       const ElementType from = inst.operand(0)->type().element_type();
       return !IsFloatType(from) || IsFloatType(t);  // float -> int/pred stays with the evaluator
+    }
+    case Opcode::kBitcastConvert: {
+      // Same width (the dims stay): the bits are copied. Not to or from pred, whose bytes must
+      // stay 0 or 1.
+      const ElementType from = inst.operand(0)->type().element_type();
+      return !pred && from != ElementType::kPred && ir::StorageBytes(from) == ir::StorageBytes(t);
     }
     default:
       return false;
@@ -455,6 +466,9 @@ void IntUnary(Opcode op, bool pred, const T* a, T* o, int64_t n) {
 }
 
 template <typename T>
+constexpr std::make_unsigned_t<T> kBits = static_cast<std::make_unsigned_t<T>>(8 * sizeof(T));
+
+template <typename T>
 void IntBinary(Opcode op, const T* a, const T* b, T* o, int64_t n) {
   using U = Unsigned<T>;
   switch (op) {
@@ -466,6 +480,28 @@ void IntBinary(Opcode op, const T* a, const T* b, T* o, int64_t n) {
     case Opcode::kAnd: for (int64_t i = 0; i < n; ++i) o[i] = a[i] & b[i]; return;
     case Opcode::kOr: for (int64_t i = 0; i < n; ++i) o[i] = a[i] | b[i]; return;
     case Opcode::kXor: for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ b[i]; return;
+    // StableHLO shifts: the amount is read as unsigned; amounts of the width or more shift
+    // everything out (arithmetic right shifts then fill with the sign).
+    case Opcode::kShiftLeft:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        o[i] = k >= kBits<T> ? T(0) : static_cast<T>(static_cast<U>(a[i]) << k);
+      }
+      return;
+    case Opcode::kShiftRightLogical:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        o[i] = k >= kBits<T> ? T(0) : static_cast<T>(static_cast<U>(a[i]) >> k);
+      }
+      return;
+    case Opcode::kShiftRightArithmetic:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        using S = std::make_signed_t<T>;
+        const S v = static_cast<S>(a[i]);
+        o[i] = static_cast<T>(k >= kBits<T> ? (v < 0 ? S(-1) : S(0)) : static_cast<S>(v >> k));
+      }
+      return;
     default: return;
   }
 }
@@ -504,8 +540,8 @@ void ConvertLoop(const From* a, To* o, int64_t n, bool to_pred) {
 
 #define EMBER_FAST_TYPES(X)                                                                    \
   X(ElementType::kPred, uint8_t) X(ElementType::kS32, int32_t) X(ElementType::kS64, int64_t) \
-  X(ElementType::kU8, uint8_t) X(ElementType::kU32, uint32_t) X(ElementType::kF32, float)    \
-  X(ElementType::kF64, double)
+  X(ElementType::kU8, uint8_t) X(ElementType::kU32, uint32_t) X(ElementType::kU64, uint64_t)   \
+  X(ElementType::kF32, float) X(ElementType::kF64, double)
 
 template <typename From>
 void ConvertFrom(const From* a, ElementType to, void* o, int64_t n) {
@@ -545,6 +581,10 @@ void ComputeTyped(const Node& node, const void* const* in, void* out, int64_t n)
 }
 
 void Compute(const Node& node, const void* const* in, void* out, int64_t n) {
+  if (node.op == Opcode::kBitcastConvert) {
+    std::memcpy(out, in[0], static_cast<size_t>(n * TypeBytes(node.type)));
+    return;
+  }
   if (node.op == Opcode::kCompare) {
     switch (node.in_type) {
 #define EMBER_CASE(E, T)                                                                     \

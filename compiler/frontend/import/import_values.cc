@@ -364,6 +364,28 @@ absl::StatusOr<ir::Literal> ReadLiteral(const Attribute& attr, const ImportConte
   return ir::Literal::FromBytes(shape, bytes);
 }
 
+absl::StatusOr<std::optional<ir::Literal>> ReadSplatValue(const Attribute& attr,
+                                                           const ImportContext& ctx,
+                                                           int64_t min_elements) {
+  EMBER_ASSIGN_OR_RETURN(DenseRef dense, DenseOf(attr, ctx));
+  EMBER_ASSIGN_OR_RETURN(Shaped shaped, ShapedOf(*dense.type));
+  EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*shaped.element));
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(et, shaped.dims));
+  const bool i1 = IsI1(*shaped.element);
+  const int64_t bytes = ir::StorageBytes(et);
+  const size_t splat_size = i1 ? 1 : static_cast<size_t>(bytes);
+  if (shape.element_count() < std::max<int64_t>(min_elements, 2) ||
+      dense.bytes().size() != splat_size) {
+    return std::nullopt;
+  }
+  EMBER_ASSIGN_OR_RETURN(ir::Shape scalar, ir::Shape::Make(et, {}));
+  EMBER_ASSIGN_OR_RETURN(std::vector<uint8_t> value,
+                         ExpandDense(dense.bytes(), 1, bytes, i1,
+                                     dense.wire_i1 ? I1Layout::kWire : I1Layout::kBytes));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromBytes(scalar, value));
+  return literal;
+}
+
 namespace {
 // Records the element type of a typed scalar attribute (for the handlers that check it).
 ir::Attribute WithScalarType(ir::Attribute a, const Type* type) {
