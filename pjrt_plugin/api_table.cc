@@ -7,6 +7,7 @@
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/error.h"
 #include "pjrt_plugin/ffi_extension.h"
+#include "pjrt_plugin/profiler_extension.h"
 #include "pjrt_plugin/include/pjrt_c_api.h"
 
 namespace ember::pjrt {
@@ -33,8 +34,8 @@ void Stamp(Ret (*&slot)(Args*)) {
 PJRT_Api BuildApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
-  // Extensions: FFI (handler registration and execute-context user data).
-  api.extension_start = FfiExtension(nullptr);
+  // Extensions: FFI (handler registration and execute-context user data), profiler.
+  api.extension_start = FfiExtension(ProfilerExtension(nullptr));
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;

@@ -12,6 +12,7 @@
 #include "compiler/host/collective_hooks.h"
 #include "compiler/evaluator/evaluator.h"
 #include "ffi/ffi_calls.h"
+#include "profiler/trace.h"
 #include "runtime/host_layout.h"
 #include "runtime/spmd_program.h"
 
@@ -84,6 +85,16 @@ bool Unshared(absl::Span<Buffer* const> arguments, const std::vector<Buffer::Hol
   }
   return !arguments[p]->HasExternalReferences();
 }
+
+// A launch on the trace (jax.profiler.trace): an event on the device's plane, with the
+// kernels it runs on the same plane.
+struct LaunchTrace {
+  LaunchTrace(const Device& device, const std::string& program)
+      : plane(absl::StrCat("/custom:Ember device ", device.id())),
+        event("Launches", [&] { return program; }) {}
+  profiler::ScopedPlane plane;
+  profiler::ScopedEvent event;
+};
 
 // Set (OK) once `use` is, whatever its status: a failed earlier use still ended.
 AsyncEventRef Completion(const AsyncEventRef& use) {
@@ -441,7 +452,11 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                                     ffi_context);
             eval::EvalOptions options;
             options.external_calls = &ffi_calls;
-            absl::Status result = RunInPlace(*program, holds, out, options);
+            absl::Status result;
+            {
+              const LaunchTrace trace(*device, program->name);  // ends before the outputs are
+              result = RunInPlace(*program, holds, out, options);  // ready
+            }
             finish(result);
             // A failed program fails its outputs, not the device's stream.
             return absl::OkStatus();
@@ -520,7 +535,12 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                                         static_cast<int64_t>(group->run_id), ffi_context);
                 eval::EvalOptions options = hooks.Options();
                 options.external_calls = &ffi_calls;
-                finish(*group, *w, RunInPlace(*group->program, w->holds, w->out, options));
+                absl::Status result;
+                {
+                  const LaunchTrace trace(*w->device, group->program->name);
+                  result = RunInPlace(*group->program, w->holds, w->out, options);
+                }
+                finish(*group, *w, result);
                 return absl::OkStatus();
               }
               absl::StatusOr<std::vector<ir::Literal>> args =
@@ -535,6 +555,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                 return literals;
               }();
               absl::Status result = [&]() -> absl::Status {
+                const LaunchTrace trace(*w->device, group->program->name);
                 std::vector<ir::Literal> results;
                 EMBER_ASSIGN_OR_RETURN(results, group->SpmdStep(d, std::move(args)));
                 return WriteResults(results, w->device, w->out);

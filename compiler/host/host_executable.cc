@@ -16,6 +16,7 @@
 #include "compiler/passes/row_groups.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/schedule.h"
+#include "profiler/trace.h"
 
 namespace ember::host {
 namespace {
@@ -178,9 +179,10 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Compile(
     for (const ir::Value* v : kernel.outputs) k.results.push_back(c->Id(v));
     if (fused[index] != nullptr) {
       k.fused = std::move(fused[index]);
-    } else if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
-               kernel.root()->operand(0) == kernel.inputs[0] &&
-               kernel.root()->operand(1) == kernel.inputs[1]) {
+    } else if (kernel.kind == passes::KernelKind::kDot && !kernel.inputs.empty() &&
+               kernel.inputs.size() <= 2 && kernel.root()->operand(0) == kernel.inputs[0] &&
+               kernel.root()->operand(1) == kernel.inputs.back()) {
+      // (One input: x @ x, both operands the same value.)
       absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
       if (dot.ok()) k.dot = *std::move(dot);
     } else if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
@@ -248,6 +250,7 @@ int64_t HostExecutable::kernel_count() const {
 
 absl::StatusOr<std::vector<eval::EvalValue>> HostExecutable::RunEvaluator(
     std::vector<eval::EvalValue> arguments, const eval::EvalOptions& options) const {
+  profiler::ScopedEvent trace("Kernels", [&] { return absl::StrCat("evaluator: @", entry_.name()); });
   // The evaluator keeps per-run state (frames, plans), so each launch gets its own.
   eval::Evaluator evaluator(options);
   return evaluator.Run(entry_, std::move(arguments));
@@ -416,8 +419,21 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
   std::vector<void*> outputs;
   for (size_t index = 0; index < c.kernels.size(); ++index) {
     const Compiled::KernelExec& k = c.kernels[index];
-    if (next_group < c.plan.row_groups.size() &&
-        c.plan.row_groups[next_group].first == static_cast<int>(index)) {
+    // One trace event per kernel (a row group is one), named as in the cost report.
+    const bool grouped = next_group < c.plan.row_groups.size() &&
+                         c.plan.row_groups[next_group].first == static_cast<int>(index);
+    profiler::ScopedEvent trace("Kernels", [&] {
+      const passes::Kernel& kernel = *k.kernel;
+      const char* how = k.fused != nullptr || k.dot != nullptr || k.conv != nullptr ? "" : ", evaluator";
+      if (grouped) {
+        const passes::RowGroup& g = c.plan.row_groups[next_group];
+        return absl::StrCat("row group ", g.first, "-", g.last, " (", g.rows, " rows)");
+      }
+      return absl::StrCat(index, " ", std::string(passes::KernelKindName(kernel.kind)), " ",
+                          std::string(ir::OpcodeName(kernel.root()->opcode())), " (",
+                          kernel.instructions.size(), " ops", how, ")");
+    });
+    if (grouped) {
       // A row group: every kernel of the group on a tile of rows, tiles across the pool.
       const passes::RowGroup& group = c.plan.row_groups[next_group++];
       group_inputs.assign(group.last - group.first + 1, {});
@@ -448,7 +464,7 @@ absl::Status HostExecutable::RunCompiled(absl::Span<const uint8_t* const> params
       continue;
     }
     if (k.dot != nullptr) {
-      k.dot->Run(ptr[k.inputs[0]], ptr[k.inputs[1]], ptr[k.results[0]], pool);
+      k.dot->Run(ptr[k.inputs[0]], ptr[k.inputs.back()], ptr[k.results[0]], pool);
       continue;
     }
     if (k.conv != nullptr) {

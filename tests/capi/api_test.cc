@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pjrt_plugin/include/pjrt_c_api_ffi_extension.h"
+#include "pjrt_plugin/include/pjrt_c_api_profiler_extension.h"
 #include "tests/capi/capi_test_util.h"
 
 namespace ember::capi_test {
@@ -295,6 +296,67 @@ TEST(CapiFfiExtensionTest, RegistersHandlersTypesAndUserData) {
   destroy.context = create.context;
   ASSERT_TRUE(TakeError(api->PJRT_ExecuteContext_Destroy(&destroy)).ok());
   EXPECT_EQ(deleted, 1);  // the deleter ran with the context
+}
+
+}  // namespace
+}  // namespace ember::capi_test
+
+namespace ember::capi_test {
+namespace {
+
+// The profiler extension: a profiler records between Start and Stop and hands its events over
+// as XSpace bytes it keeps (XLA's plugin tracer reads them in place) or copies into a caller's
+// buffer; bad calls are errors with a message and a code, never crashes.
+TEST(CapiProfilerExtensionTest, LifecycleAndBadInput) {
+  const PJRT_Api* api = Api();
+  ASSERT_NE(api, nullptr) << LoadError();
+  const PJRT_Profiler_Extension* ext = nullptr;
+  for (const PJRT_Extension_Base* e = api->extension_start; e != nullptr; e = e->next) {
+    if (e->type == PJRT_Extension_Type_Profiler) {
+      ext = reinterpret_cast<const PJRT_Profiler_Extension*>(e);
+    }
+  }
+  ASSERT_NE(ext, nullptr);
+  const PLUGIN_Profiler_Api* p = ext->profiler_api;
+  ASSERT_NE(p, nullptr);
+  PLUGIN_Profiler_Create_Args create{sizeof(create), nullptr, 0, nullptr};
+  ASSERT_EQ(p->create(&create), nullptr);
+  PLUGIN_Profiler_Start_Args start{sizeof(start), create.profiler};
+  ASSERT_EQ(p->start(&start), nullptr);
+  PLUGIN_Profiler_Stop_Args stop{sizeof(stop), create.profiler};
+  ASSERT_EQ(p->stop(&stop), nullptr);
+  PLUGIN_Profiler_CollectData_Args collect{sizeof(collect), create.profiler, nullptr, 0};
+  ASSERT_EQ(p->collect_data(&collect), nullptr);
+  const size_t size = collect.buffer_size_in_bytes;
+  EXPECT_TRUE(size == 0 || collect.buffer != nullptr);
+  std::vector<uint8_t> copy(size + 1);
+  collect.buffer = copy.data();
+  collect.buffer_size_in_bytes = copy.size();
+  ASSERT_EQ(p->collect_data(&collect), nullptr);
+  EXPECT_EQ(collect.buffer_size_in_bytes, size);
+  collect.buffer_size_in_bytes = 0;  // too small for anything
+  PLUGIN_Profiler_Error* small = size > 0 ? p->collect_data(&collect) : nullptr;
+  if (small != nullptr) {
+    PLUGIN_Profiler_Error_Destroy_Args destroy_error{sizeof(destroy_error), nullptr, small};
+    p->error_destroy(&destroy_error);
+  }
+  PLUGIN_Profiler_Start_Args null_profiler{sizeof(null_profiler), nullptr};
+  PLUGIN_Profiler_Error* error = p->start(&null_profiler);
+  ASSERT_NE(error, nullptr);
+  PLUGIN_Profiler_Error_Message_Args message{sizeof(message), nullptr, error, nullptr, 0};
+  p->error_message(&message);
+  EXPECT_THAT(std::string(message.message, message.message_size), HasSubstr("profiler"));
+  PLUGIN_Profiler_Error_GetCode_Args code{sizeof(code), nullptr, error, 0};
+  EXPECT_EQ(p->error_get_code(&code), nullptr);
+  EXPECT_EQ(code.code, 3);  // INVALID_ARGUMENT
+  PLUGIN_Profiler_Error_Destroy_Args destroy_error{sizeof(destroy_error), nullptr, error};
+  p->error_destroy(&destroy_error);
+  PLUGIN_Profiler_Error* null_args = p->create(nullptr);
+  EXPECT_NE(null_args, nullptr);
+  PLUGIN_Profiler_Error_Destroy_Args destroy_null{sizeof(destroy_null), nullptr, null_args};
+  p->error_destroy(&destroy_null);
+  PLUGIN_Profiler_Destroy_Args destroy{sizeof(destroy), create.profiler};
+  EXPECT_EQ(p->destroy(&destroy), nullptr);
 }
 
 }  // namespace

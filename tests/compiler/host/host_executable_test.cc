@@ -348,6 +348,17 @@ func.func @main(%a: tensor<3x77xui32>, %k: tensor<3x77xui32>, %s: tensor<3x77xi3
   EXPECT_NE(o.cost_report.find("fast kernels: 2 of 2"), std::string::npos) << o.cost_report;
 }
 
+// x @ x: the dot kernel has one input (both operands are the same value) and still runs the
+// fast dot, not the evaluator.
+TEST(HostExecutableTest, DotOfAValueWithItselfRunsTheFastDot) {
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<48x48xf32>) -> tensor<48x48xf32> {
+  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  return %0 : tensor<48x48xf32>
+})", Tolerance{.dot = true});
+  EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
+}
+
 TEST(HostExecutableTest, DotGeneralVariants) {
   ExpectSameResults(R"(
 func.func @main(%a: tensor<100x784xf32>, %w: tensor<784x10xf32>, %g: tensor<100x10xf32>, %p: tensor<4x8x16xf32>, %q: tensor<4x32x16xf32>, %r: tensor<16x3x5xf32>, %s: tensor<5x16x7xf32>) -> (tensor<100x10xf32>, tensor<10x784xf32>, tensor<4x8x32xf32>, tensor<3x7xf32>) {
