@@ -776,27 +776,27 @@ bool SingularValues(const Matrix<S>& a, bool full, std::vector<double>& s, Matri
   return true;
 }
 
-template <>
-bool Schur<double>(const Matrix<double>& a, Matrix<double>& t, Matrix<double>& z) {
+// The upper Hessenberg form t of a (below the subdiagonal exactly zero) and the z it came from.
+template <typename S>
+void HessenbergForm(const Matrix<S>& a, Matrix<S>& t, Matrix<S>& z) {
   t = a;
-  std::vector<double> taus;
+  std::vector<S> taus;
   Hessenberg(t, taus);
   z = HessenbergQ(t, taus);
   for (int64_t i = 0; i < t.rows; ++i) {
-    for (int64_t j = 0; j + 1 < i; ++j) t(i, j) = 0;
+    for (int64_t j = 0; j + 1 < i; ++j) t(i, j) = S(0);
   }
+}
+
+template <>
+bool Schur<double>(const Matrix<double>& a, Matrix<double>& t, Matrix<double>& z) {
+  HessenbergForm(a, t, z);
   return RealSchurIterate(t, z);
 }
 
 template <>
 bool Schur<Complex>(const Matrix<Complex>& a, Matrix<Complex>& t, Matrix<Complex>& z) {
-  t = a;
-  std::vector<Complex> taus;
-  Hessenberg(t, taus);
-  z = HessenbergQ(t, taus);
-  for (int64_t i = 0; i < t.rows; ++i) {
-    for (int64_t j = 0; j + 1 < i; ++j) t(i, j) = 0;
-  }
+  HessenbergForm(a, t, z);
   return ComplexSchurIterate(t, z);
 }
 

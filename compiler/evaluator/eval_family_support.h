@@ -37,6 +37,17 @@ using ::ember::eval::OpError;
 using ::ember::eval::OpUnimplemented;
 using ::ember::eval::RowMajorStrides;
 
+// Runs fn(std::type_identity<S>{}) with S = double for real floating-point element types and
+// std::complex<double> for complex ones (the linear-algebra families compute in those); other
+// types are an error naming the instruction.
+template <typename Fn>
+absl::StatusOr<std::vector<EvalValue>> ByLinalgScalar(const ir::Instruction& inst,
+                                                      ir::ElementType type, Fn&& fn) {
+  if (ir::IsFloat(type)) return fn(std::type_identity<double>{});
+  if (ir::IsComplex(type)) return fn(std::type_identity<std::complex<double>>{});
+  return OpError(inst, "operands must have a floating-point or complex element type");
+}
+
 // ---- Attributes --------------------------------------------------------------------------------
 // Readers accept the spellings frontends produce: Ints as kInts, a rank-0/1 integer kLiteral or
 // a kInt; Bools as kBools, kBool or a pred kLiteral. A missing attribute gives `fallback` when one

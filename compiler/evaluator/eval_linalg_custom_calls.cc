@@ -74,41 +74,34 @@ void Append(std::vector<S>& out, const Matrix<S>& m) {
   out.insert(out.end(), m.data.begin(), m.data.end());
 }
 
-template <typename Fn>
-absl::StatusOr<std::vector<EvalValue>> ByScalar(const ir::Instruction& inst, ir::ElementType type,
-                                                Fn&& fn) {
-  if (ir::IsFloat(type)) return fn(std::type_identity<double>{});
-  if (ir::IsComplex(type)) return fn(std::type_identity<Complex>{});
-  return fs::OpError(inst, "operand must have a floating-point or complex element type");
-}
-
 absl::StatusOr<std::vector<EvalValue>> Eigh(const ir::Instruction& inst, const ir::Literal& a) {
   EMBER_ASSIGN_OR_RETURN(Batched m, MatrixOperand(inst, a, /*square=*/true));
   EMBER_ASSIGN_OR_RETURN(bool lower, fs::BackendConfigFlag(inst, "lower", true));
   if (inst.num_results() != 2) return fs::OpError(inst, "ember_eigh has two results (v, w)");
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<S> vs;
-    std::vector<double> ws;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      Matrix<S> v;
-      std::vector<double> w;
-      if (!linalg::HermitianEigen(Slice(in, b, m.rows, m.cols), lower, w, v)) {
-        v = Matrix<S>(m.rows, m.rows);
-        std::fill(v.data.begin(), v.data.end(), S(kNaN));
-        w.assign(static_cast<size_t>(m.rows), kNaN);
-      }
-      Append(vs, v);
-      ws.insert(ws.end(), w.begin(), w.end());
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, vs));
-    EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<double>(inst, 1, ws));
-    out.push_back(std::move(r0));
-    out.push_back(std::move(r1));
-    return out;
-  });
+  return fs::ByLinalgScalar(
+      inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+        using S = typename decltype(tag)::type;
+        EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+        std::vector<S> vs;
+        std::vector<double> ws;
+        for (int64_t b = 0; b < m.batch; ++b) {
+          Matrix<S> v;
+          std::vector<double> w;
+          if (!linalg::HermitianEigen(Slice(in, b, m.rows, m.cols), lower, w, v)) {
+            v = Matrix<S>(m.rows, m.rows);
+            std::fill(v.data.begin(), v.data.end(), S(kNaN));
+            w.assign(static_cast<size_t>(m.rows), kNaN);
+          }
+          Append(vs, v);
+          ws.insert(ws.end(), w.begin(), w.end());
+        }
+        std::vector<EvalValue> out;
+        EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, vs));
+        EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<double>(inst, 1, ws));
+        out.push_back(std::move(r0));
+        out.push_back(std::move(r1));
+        return out;
+      });
 }
 
 absl::StatusOr<std::vector<EvalValue>> Svd(const ir::Instruction& inst, const ir::Literal& a) {
@@ -121,44 +114,45 @@ absl::StatusOr<std::vector<EvalValue>> Svd(const ir::Instruction& inst, const ir
   }
   const int64_t k = std::min(m.rows, m.cols);
   const int64_t ucols = full ? m.rows : k, vrows = full ? m.cols : k;
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<double> ss;
-    std::vector<S> us, vts;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      std::vector<double> s;
-      Matrix<S> u, vt;
-      const bool ok =
-          k == 0 ? false : linalg::SingularValues(Slice(in, b, m.rows, m.cols), full, s, u, vt);
-      if (!ok) {
-        // Empty matrices: the identity where the full form asks for one; non-convergence: NaN.
-        const S fill = k == 0 ? S(0) : S(kNaN);
-        s.assign(static_cast<size_t>(k), kNaN);
-        u = Matrix<S>(m.rows, ucols);
-        vt = Matrix<S>(vrows, m.cols);
-        std::fill(u.data.begin(), u.data.end(), fill);
-        std::fill(vt.data.begin(), vt.data.end(), fill);
-        if (k == 0) {
-          for (int64_t i = 0; i < std::min(u.rows, u.cols); ++i) u(i, i) = S(1);
-          for (int64_t i = 0; i < std::min(vt.rows, vt.cols); ++i) vt(i, i) = S(1);
+  return fs::ByLinalgScalar(
+      inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+        using S = typename decltype(tag)::type;
+        EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+        std::vector<double> ss;
+        std::vector<S> us, vts;
+        for (int64_t b = 0; b < m.batch; ++b) {
+          std::vector<double> s;
+          Matrix<S> u, vt;
+          const bool ok =
+              k == 0 ? false : linalg::SingularValues(Slice(in, b, m.rows, m.cols), full, s, u, vt);
+          if (!ok) {
+            // Empty matrices: the identity where the full form asks for one; non-convergence: NaN.
+            const S fill = k == 0 ? S(0) : S(kNaN);
+            s.assign(static_cast<size_t>(k), kNaN);
+            u = Matrix<S>(m.rows, ucols);
+            vt = Matrix<S>(vrows, m.cols);
+            std::fill(u.data.begin(), u.data.end(), fill);
+            std::fill(vt.data.begin(), vt.data.end(), fill);
+            if (k == 0) {
+              for (int64_t i = 0; i < std::min(u.rows, u.cols); ++i) u(i, i) = S(1);
+              for (int64_t i = 0; i < std::min(vt.rows, vt.cols); ++i) vt(i, i) = S(1);
+            }
+          }
+          ss.insert(ss.end(), s.begin(), s.end());
+          Append(us, u);
+          Append(vts, vt);
         }
-      }
-      ss.insert(ss.end(), s.begin(), s.end());
-      Append(us, u);
-      Append(vts, vt);
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<double>(inst, 0, ss));
-    out.push_back(std::move(r0));
-    if (compute_uv) {
-      EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, us));
-      EMBER_ASSIGN_OR_RETURN(EvalValue r2, MakeResult<S>(inst, 2, vts));
-      out.push_back(std::move(r1));
-      out.push_back(std::move(r2));
-    }
-    return out;
-  });
+        std::vector<EvalValue> out;
+        EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<double>(inst, 0, ss));
+        out.push_back(std::move(r0));
+        if (compute_uv) {
+          EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, us));
+          EMBER_ASSIGN_OR_RETURN(EvalValue r2, MakeResult<S>(inst, 2, vts));
+          out.push_back(std::move(r1));
+          out.push_back(std::move(r2));
+        }
+        return out;
+      });
 }
 
 absl::StatusOr<std::vector<EvalValue>> Eig(const ir::Instruction& inst, const ir::Literal& a) {
@@ -168,37 +162,38 @@ absl::StatusOr<std::vector<EvalValue>> Eig(const ir::Instruction& inst, const ir
   if (inst.num_results() != 1u + left + right) {
     return fs::OpError(inst, "ember_eig has a result for w and one per computed vector set");
   }
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<Complex> ws, vls, vrs;
-    const int64_t n = m.rows;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      std::vector<Complex> w;
-      Matrix<Complex> vl, vr;
-      if (!linalg::GeneralEigen(Slice(in, b, n, n), left, right, w, vl, vr)) {
-        w.assign(static_cast<size_t>(n), Complex(kNaN, kNaN));
-        vl = vr = Matrix<Complex>(n, n);
-        std::fill(vl.data.begin(), vl.data.end(), Complex(kNaN, kNaN));
-        std::fill(vr.data.begin(), vr.data.end(), Complex(kNaN, kNaN));
-      }
-      ws.insert(ws.end(), w.begin(), w.end());
-      if (left) Append(vls, vl);
-      if (right) Append(vrs, vr);
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<Complex>(inst, 0, ws));
-    out.push_back(std::move(r0));
-    if (left) {
-      EMBER_ASSIGN_OR_RETURN(EvalValue r, MakeResult<Complex>(inst, out.size(), vls));
-      out.push_back(std::move(r));
-    }
-    if (right) {
-      EMBER_ASSIGN_OR_RETURN(EvalValue r, MakeResult<Complex>(inst, out.size(), vrs));
-      out.push_back(std::move(r));
-    }
-    return out;
-  });
+  return fs::ByLinalgScalar(
+      inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+        using S = typename decltype(tag)::type;
+        EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+        std::vector<Complex> ws, vls, vrs;
+        const int64_t n = m.rows;
+        for (int64_t b = 0; b < m.batch; ++b) {
+          std::vector<Complex> w;
+          Matrix<Complex> vl, vr;
+          if (!linalg::GeneralEigen(Slice(in, b, n, n), left, right, w, vl, vr)) {
+            w.assign(static_cast<size_t>(n), Complex(kNaN, kNaN));
+            vl = vr = Matrix<Complex>(n, n);
+            std::fill(vl.data.begin(), vl.data.end(), Complex(kNaN, kNaN));
+            std::fill(vr.data.begin(), vr.data.end(), Complex(kNaN, kNaN));
+          }
+          ws.insert(ws.end(), w.begin(), w.end());
+          if (left) Append(vls, vl);
+          if (right) Append(vrs, vr);
+        }
+        std::vector<EvalValue> out;
+        EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<Complex>(inst, 0, ws));
+        out.push_back(std::move(r0));
+        if (left) {
+          EMBER_ASSIGN_OR_RETURN(EvalValue r, MakeResult<Complex>(inst, out.size(), vls));
+          out.push_back(std::move(r));
+        }
+        if (right) {
+          EMBER_ASSIGN_OR_RETURN(EvalValue r, MakeResult<Complex>(inst, out.size(), vrs));
+          out.push_back(std::move(r));
+        }
+        return out;
+      });
 }
 
 absl::StatusOr<std::vector<EvalValue>> Schur(const ir::Instruction& inst, const ir::Literal& a) {
@@ -207,53 +202,55 @@ absl::StatusOr<std::vector<EvalValue>> Schur(const ir::Instruction& inst, const 
   if (inst.num_results() != (vectors ? 2u : 1u)) {
     return fs::OpError(inst, "ember_schur has results t and, with compute_schur_vectors, vs");
   }
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<S> ts, zs;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      Matrix<S> t, z;
-      if (!linalg::Schur(Slice(in, b, m.rows, m.rows), t, z)) {
-        t = z = Matrix<S>(m.rows, m.rows);
-        std::fill(t.data.begin(), t.data.end(), S(kNaN));
-        std::fill(z.data.begin(), z.data.end(), S(kNaN));
-      }
-      Append(ts, t);
-      Append(zs, z);
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, ts));
-    out.push_back(std::move(r0));
-    if (vectors) {
-      EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, zs));
-      out.push_back(std::move(r1));
-    }
-    return out;
-  });
+  return fs::ByLinalgScalar(inst, a.element_type(),
+                            [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+                              using S = typename decltype(tag)::type;
+                              EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+                              std::vector<S> ts, zs;
+                              for (int64_t b = 0; b < m.batch; ++b) {
+                                Matrix<S> t, z;
+                                if (!linalg::Schur(Slice(in, b, m.rows, m.rows), t, z)) {
+                                  t = z = Matrix<S>(m.rows, m.rows);
+                                  std::fill(t.data.begin(), t.data.end(), S(kNaN));
+                                  std::fill(z.data.begin(), z.data.end(), S(kNaN));
+                                }
+                                Append(ts, t);
+                                Append(zs, z);
+                              }
+                              std::vector<EvalValue> out;
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, ts));
+                              out.push_back(std::move(r0));
+                              if (vectors) {
+                                EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, zs));
+                                out.push_back(std::move(r1));
+                              }
+                              return out;
+                            });
 }
 
 absl::StatusOr<std::vector<EvalValue>> Hessenberg(const ir::Instruction& inst,
                                                   const ir::Literal& a) {
   EMBER_ASSIGN_OR_RETURN(Batched m, MatrixOperand(inst, a, /*square=*/true));
   if (inst.num_results() != 2) return fs::OpError(inst, "ember_hessenberg has two results");
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<S> packed, taus;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      Matrix<S> h = Slice(in, b, m.rows, m.rows);
-      std::vector<S> t;
-      linalg::Hessenberg(h, t);
-      Append(packed, h);
-      taus.insert(taus.end(), t.begin(), t.end());
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, packed));
-    EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, taus));
-    out.push_back(std::move(r0));
-    out.push_back(std::move(r1));
-    return out;
-  });
+  return fs::ByLinalgScalar(inst, a.element_type(),
+                            [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+                              using S = typename decltype(tag)::type;
+                              EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+                              std::vector<S> packed, taus;
+                              for (int64_t b = 0; b < m.batch; ++b) {
+                                Matrix<S> h = Slice(in, b, m.rows, m.rows);
+                                std::vector<S> t;
+                                linalg::Hessenberg(h, t);
+                                Append(packed, h);
+                                taus.insert(taus.end(), t.begin(), t.end());
+                              }
+                              std::vector<EvalValue> out;
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, packed));
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<S>(inst, 1, taus));
+                              out.push_back(std::move(r0));
+                              out.push_back(std::move(r1));
+                              return out;
+                            });
 }
 
 absl::StatusOr<std::vector<EvalValue>> Tridiagonal(const ir::Instruction& inst,
@@ -263,32 +260,33 @@ absl::StatusOr<std::vector<EvalValue>> Tridiagonal(const ir::Instruction& inst,
   if (inst.num_results() != 4) {
     return fs::OpError(inst, "ember_tridiagonal has four results (a, d, e, taus)");
   }
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
-    using S = typename decltype(tag)::type;
-    EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
-    std::vector<S> packed, taus;
-    std::vector<double> ds, es;
-    for (int64_t b = 0; b < m.batch; ++b) {
-      Matrix<S> t = Slice(in, b, m.rows, m.rows);
-      std::vector<double> d, e;
-      std::vector<S> tau;
-      linalg::Tridiagonalize(t, lower, d, e, tau);
-      Append(packed, t);
-      ds.insert(ds.end(), d.begin(), d.end());
-      es.insert(es.end(), e.begin(), e.end());
-      taus.insert(taus.end(), tau.begin(), tau.end());
-    }
-    std::vector<EvalValue> out;
-    EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, packed));
-    EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<double>(inst, 1, ds));
-    EMBER_ASSIGN_OR_RETURN(EvalValue r2, MakeResult<double>(inst, 2, es));
-    EMBER_ASSIGN_OR_RETURN(EvalValue r3, MakeResult<S>(inst, 3, taus));
-    out.push_back(std::move(r0));
-    out.push_back(std::move(r1));
-    out.push_back(std::move(r2));
-    out.push_back(std::move(r3));
-    return out;
-  });
+  return fs::ByLinalgScalar(inst, a.element_type(),
+                            [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+                              using S = typename decltype(tag)::type;
+                              EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+                              std::vector<S> packed, taus;
+                              std::vector<double> ds, es;
+                              for (int64_t b = 0; b < m.batch; ++b) {
+                                Matrix<S> t = Slice(in, b, m.rows, m.rows);
+                                std::vector<double> d, e;
+                                std::vector<S> tau;
+                                linalg::Tridiagonalize(t, lower, d, e, tau);
+                                Append(packed, t);
+                                ds.insert(ds.end(), d.begin(), d.end());
+                                es.insert(es.end(), e.begin(), e.end());
+                                taus.insert(taus.end(), tau.begin(), tau.end());
+                              }
+                              std::vector<EvalValue> out;
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, packed));
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<double>(inst, 1, ds));
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r2, MakeResult<double>(inst, 2, es));
+                              EMBER_ASSIGN_OR_RETURN(EvalValue r3, MakeResult<S>(inst, 3, taus));
+                              out.push_back(std::move(r0));
+                              out.push_back(std::move(r1));
+                              out.push_back(std::move(r2));
+                              out.push_back(std::move(r3));
+                              return out;
+                            });
 }
 
 }  // namespace
