@@ -242,11 +242,13 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
 }
 
 // A request: the node's values at `n` linear indices, either start, start+1, ... (list null)
-// or list[0..n).
+// or list[0..n). `serial` names a request other than the chunk itself (see Eval's memo); it is
+// passed down unchanged through elementwise nodes, and every new request gets a new one.
 struct Request {
   const int64_t* list = nullptr;
   int64_t start = 0;
   int64_t n = 0;
+  uint64_t serial = 0;
 };
 
 // For a contiguous request (r.list null, rank >= 1): calls fn(i, index_i, run) for each run of
@@ -624,12 +626,16 @@ void IotaLoop(const Request& r, int64_t div, int64_t mod, T* o) {
   }
 }
 
-// Per-thread scratch: slots of kChunk 8-byte words and the memo of identity requests.
+// Per-thread scratch: slots of kChunk 8-byte words, the memo of identity requests and the
+// memo of other requests (one per node: the last serial it answered and where the values are).
 struct Scratch {
   std::vector<uint64_t> words;
   std::vector<uint64_t> memo_gen;
   std::vector<const void*> memo_ptr;
+  std::vector<uint64_t> request_serial;
+  std::vector<const void*> request_ptr;
   uint64_t gen = 0;
+  uint64_t last_serial = 0;
   void* slot(int s) { return words.data() + static_cast<size_t>(s) * kChunk; }
 };
 
@@ -640,6 +646,8 @@ Scratch& ThreadScratch(int slots, size_t nodes) {
   if (scratch.memo_gen.size() < nodes) {
     scratch.memo_gen.resize(nodes, 0);
     scratch.memo_ptr.resize(nodes, nullptr);
+    scratch.request_serial.resize(nodes, 0);
+    scratch.request_ptr.resize(nodes, nullptr);
   }
   return scratch;
 }
@@ -657,16 +665,26 @@ struct Context {
   int64_t acc_base = 0;
 };
 
+// A request for other values than the chunk's, with a new serial.
+Request NewRequest(Context& c, const int64_t* list, int64_t start, int64_t n) {
+  return Request{list, start, n, ++c.scratch.last_serial};
+}
+
 // The node's values for request `r`. Identity requests (the chunk itself) are computed once per
 // chunk into the node's memo slot (the root's go straight to the kernel output); other requests
-// are written to `dst`, an edge slot of the caller. Returns where the values are (possibly an
-// input buffer or an operand's result).
+// are written to `dst`, an edge slot of the caller, and remembered by serial, so a node that
+// several nodes of one request use (a DAG such as threefry's rounds under a slice or broadcast)
+// is computed once per request, not once per path. A node's values for a serial are in a slot
+// only its evaluations for this node write, so they stay valid while the serial is in use.
+// Returns where the values are (possibly an input buffer or an operand's result).
 const void* Eval(Context& c, int id, const Request& r, void* dst) {
   const Node& node = c.nodes[id];
   const bool identity = r.list == nullptr && r.start == c.start && r.n == c.n;
   if (identity) {
     if (c.scratch.memo_gen[id] == c.scratch.gen) return c.scratch.memo_ptr[id];
     dst = id == c.root && c.root_dst != nullptr ? c.root_dst : c.scratch.slot(node.memo_slot);
+  } else if (r.serial != 0 && c.scratch.request_serial[id] == r.serial) {
+    return c.scratch.request_ptr[id];
   }
   const int bytes = TypeBytes(node.type);
   const void* result = nullptr;
@@ -706,8 +724,8 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
     case NodeKind::kMap: {
       void* out = dst;
       if (node.src_single) {
-        Request one{nullptr, 0, 1};
-        const void* v = Eval(c, node.operands[0], one, c.scratch.slot(node.edge_slot));
+        const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, 0, 1),
+                             c.scratch.slot(node.edge_slot));
         uint64_t value = 0;
         std::memcpy(&value, v, bytes);
         FillBytes(&value, bytes, r.n, out);
@@ -744,10 +762,10 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
                    [&](int64_t at, int64_t cur, int64_t run) {
                      uint8_t* dst_run = o + at * bytes;
                      if (fill) {
-                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, 1}, edge);
+                       const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, cur, 1), edge);
                        FillBytes(v, bytes, run, dst_run);
                      } else {
-                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, run}, dst_run);
+                       const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, cur, run), dst_run);
                        if (v != dst_run) std::memmove(dst_run, v, static_cast<size_t>(run * bytes));
                      }
                    });
@@ -755,8 +773,7 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
       } else {
         auto* indices = static_cast<int64_t*>(c.scratch.slot(node.index_slot));
         MapIndices(r, node.dims, node.src_stride, node.src_offset, indices);
-        Request inner{indices, 0, r.n};
-        result = Eval(c, node.operands[0], inner, out);
+        result = Eval(c, node.operands[0], NewRequest(c, indices, 0, r.n), out);
       }
       break;
     }
@@ -765,8 +782,7 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
       for (size_t i = 0; i < node.operands.size(); ++i) {
         void* edge = c.scratch.slot(node.edge_slot + static_cast<int>(i));
         if (node.scalar[i]) {
-          Request one{nullptr, 0, 1};
-          const void* v = Eval(c, node.operands[i], one, edge);
+          const void* v = Eval(c, node.operands[i], NewRequest(c, nullptr, 0, 1), edge);
           const int ob = TypeBytes(c.nodes[node.operands[i]].type);
           uint64_t value = 0;
           std::memcpy(&value, v, ob);
@@ -785,6 +801,9 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
   if (identity) {
     c.scratch.memo_gen[id] = c.scratch.gen;
     c.scratch.memo_ptr[id] = result;
+  } else if (r.serial != 0) {
+    c.scratch.request_serial[id] = r.serial;
+    c.scratch.request_ptr[id] = result;
   }
   return result;
 }

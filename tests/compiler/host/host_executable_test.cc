@@ -348,6 +348,39 @@ func.func @main(%a: tensor<3x77xui32>, %k: tensor<3x77xui32>, %s: tensor<3x77xi3
   EXPECT_NE(o.cost_report.find("fast kernels: 2 of 2"), std::string::npos) << o.cost_report;
 }
 
+// Forty rounds in which each value feeds two ops (a DAG like threefry's) under two slices, as
+// jax.random.bernoulli lowers: the fused loop asks the rounds for other values than the chunk's,
+// and must compute each round once per request rather than once per path through the DAG (2^40).
+TEST(HostExecutableTest, SharedRoundsUnderSlicesAreComputedOncePerRequest) {
+  std::string body;
+  std::string a = "%a", b = "%b";
+  for (int i = 0; i < 40; ++i) {
+    const std::string s = absl::StrCat("%s", i), x = absl::StrCat("%x", i), t = absl::StrCat("%t", i),
+                      r = absl::StrCat("%r", i), y = absl::StrCat("%y", i);
+    absl::StrAppend(&body, "  ", s, " = stablehlo.add ", a, ", ", b, " : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", x, " = stablehlo.shift_left ", b, ", %c13 : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", t, " = stablehlo.shift_right_logical ", b, ", %c19 : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", r, " = stablehlo.or ", x, ", ", t, " : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", y, " = stablehlo.xor ", r, ", ", s, " : tensor<2x77xui32>\n");
+    a = s;
+    b = y;
+  }
+  Outcome o = ExpectSameResults(absl::StrCat(R"(
+func.func @main(%a: tensor<2x77xui32>, %b: tensor<2x77xui32>, %p: tensor<77xui32>) -> tensor<77xi1> {
+  %c13 = stablehlo.constant dense<13> : tensor<2x77xui32>
+  %c19 = stablehlo.constant dense<19> : tensor<2x77xui32>
+)", body, "  %m = stablehlo.multiply ", a, ", ", b, R"( : tensor<2x77xui32>
+  %lo = stablehlo.slice %m [0:1, 0:77] : (tensor<2x77xui32>) -> tensor<1x77xui32>
+  %hi = stablehlo.slice %m [1:2, 0:77] : (tensor<2x77xui32>) -> tensor<1x77xui32>
+  %l = stablehlo.reshape %lo : (tensor<1x77xui32>) -> tensor<77xui32>
+  %h = stablehlo.reshape %hi : (tensor<1x77xui32>) -> tensor<77xui32>
+  %d = stablehlo.subtract %h, %l : tensor<77xui32>
+  %w = stablehlo.compare LT, %d, %p : (tensor<77xui32>, tensor<77xui32>) -> tensor<77xi1>
+  return %w : tensor<77xi1>
+})"));
+  EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
+}
+
 // x @ x: the dot kernel has one input (both operands are the same value) and still runs the
 // fast dot, not the evaluator.
 TEST(HostExecutableTest, DotOfAValueWithItselfRunsTheFastDot) {
