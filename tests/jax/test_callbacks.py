@@ -227,3 +227,31 @@ def test_registration_errors_are_clean(ember_devices):
         ember_ffi.register_handler("ember_test_untyped", 0x1234, api_version=0)
     with pytest.raises(RuntimeError, match="handler"):
         ember_ffi.register_handler("ember_test_null", 0)
+
+
+def test_inspect_array_sharding(ember_devices):
+    """One device: the callback sees the sharding, as on XLA:CPU. Several: a clean error at
+    lowering, and later effects still run (nothing is left failing in the runtime tokens)."""
+    seen = []
+
+    def f(x):
+        jax.debug.inspect_array_sharding(x, callback=seen.append)
+        return x * 2
+
+    for device in (ember_devices[0], jax.devices("cpu")[0]):
+        out = jax.jit(f)(jax.device_put(jnp.arange(8.0), device))
+        np.testing.assert_array_equal(np.asarray(out), np.arange(8.0) * 2)
+    assert len(seen) == 2 and all(isinstance(s, jax.sharding.Sharding) for s in seen)
+    assert seen[0].device_set == {ember_devices[0]}
+
+    if len(ember_devices) > 1:
+        mesh = jax.sharding.Mesh(np.array(ember_devices), ["dev"])
+        spec = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("dev"))
+        x = jax.device_put(jnp.arange(4.0 * len(ember_devices)), spec)
+        with pytest.raises(NotImplementedError, match="inspect_array_sharding"):
+            jax.jit(f)(x)
+    printed = []
+    jax.jit(lambda x: jax.debug.callback(printed.append, x, ordered=True))(
+        jax.device_put(jnp.float32(3), ember_devices[0]))
+    jax.effects_barrier()
+    assert printed == [3.0]

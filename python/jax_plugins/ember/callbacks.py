@@ -248,3 +248,30 @@ def register():
                            platform=ember_ffi.PLATFORM)
     mlir.register_lowering(debugging.debug_print_p, debugging.debug_print_lowering_rule,
                            platform=ember_ffi.PLATFORM)
+    mlir.register_lowering(debugging.inspect_sharding_p,
+                           _inspect_sharding_lowering(debugging._inspect_sharding_lowering_rule),  # pylint: disable=protected-access
+                           platform=ember_ffi.PLATFORM)
+
+
+def _inspect_sharding_lowering(jax_rule):
+    """jax.debug.inspect_array_sharding on Ember: JAX's rule where it calls back at lowering (one
+    device); over several devices XLA's SPMD partitioner would call back from the custom call
+    "InspectSharding", which Ember's partitioner does not do, so the lowering says so instead of
+    leaving a custom call that fails when the program runs (and poisons the effects tokens)."""
+    from jax._src import sharding_impls  # pylint: disable=import-outside-toplevel
+
+    def rule(ctx, value, *, callback):
+        axis_context = ctx.module_context.axis_context
+        devices = None
+        if isinstance(axis_context, sharding_impls.ShardingContext):
+            devices = axis_context.device_assignment
+        elif isinstance(axis_context, sharding_impls.SPMDAxisContext):
+            devices = axis_context.mesh._flat_devices_tuple  # pylint: disable=protected-access
+        if devices is not None and len(devices) > 1:
+            raise NotImplementedError(
+                "jax.debug.inspect_array_sharding inside a computation over "
+                f"{len(devices)} devices is not supported on Ember (its SPMD partitioner does "
+                "not call back with the sharding); call it outside jit on the array instead")
+        return jax_rule(ctx, value, callback=callback)
+
+    return rule
