@@ -356,6 +356,19 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
                  std::find(non_donatable.begin(), non_donatable.end(),
                            static_cast<int64_t>(i)) == non_donatable.end();
   }
+  // A donated buffer may not be passed again in the same call (XLA's rule; JAX relies on it).
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t i = 0; i < arguments[d].size() && i < donated.size(); ++i) {
+      if (!donated[i]) continue;
+      for (size_t j = 0; j < arguments[d].size(); ++j) {
+        if (j == i || arguments[d][j] != arguments[d][i]) continue;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Attempt to ", j < donated.size() && donated[j] ? "donate the same buffer twice" :
+            "use a buffer that was donated", " in Execute() (arguments ", std::min(i, j), " and ",
+            std::max(i, j), " on device ", d, "); e.g. f(donate(a), a)"));
+      }
+    }
+  }
   std::vector<std::vector<int>> alias_of(devices.size(),
                                          std::vector<int>(result_types_.size(), -1));
   std::vector<std::vector<bool>> donor(devices.size(), std::vector<bool>(donated.size(), false));
