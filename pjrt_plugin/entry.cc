@@ -16,6 +16,17 @@ absl::Status CheckArgsHeader(const void* args, size_t struct_size, const char* f
   return absl::OkStatus();
 }
 
+absl::Status CheckNestedStructSize(const char* what, size_t struct_size, size_t min_size) {
+  constexpr size_t kMaxPlausible = 64 * 1024;
+  if (struct_size < min_size || struct_size > kMaxPlausible) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "`", what, "->struct_size` is ", struct_size, "; Ember reads ", min_size,
+        " bytes of it (the caller was built against an incompatible PJRT C API header, or the "
+        "struct is not initialized)"));
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 constexpr char kVerbatimPayload[] = "ember.verbatim";
 }  // namespace

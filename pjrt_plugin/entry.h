@@ -20,6 +20,10 @@ namespace ember::pjrt {
 absl::Status CheckArgsHeader(const void* args, size_t struct_size, const char* function,
                              size_t min_size);
 absl::Status AnnotateWithFunction(absl::Status status, const char* function);
+// A struct the caller passes inside the args (PJRT_Program, PJRT_ExecuteOptions): its
+// struct_size must cover the fields Ember reads (`min_size`) and be plausible (a newer header may
+// add fields, but no PJRT struct is 64 KiB); `what` names it in the error ("args->options").
+absl::Status CheckNestedStructSize(const char* what, size_t struct_size, size_t min_size);
 // Marks an error whose exact text is part of the conformance contract (XLA's pjrt_c_api_test
 // compares these messages verbatim), so the entry does not prefix it with its name.
 absl::Status Verbatim(absl::Status status);

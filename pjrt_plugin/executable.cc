@@ -121,6 +121,8 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
 EMBER_PJRT_ENTRY(PJRT_Client_Compile) {
   EMBER_PJRT_REQUIRE(args->client);
   EMBER_PJRT_REQUIRE(args->program);
+  EMBER_RETURN_IF_ERROR(CheckNestedStructSize("program", args->program->struct_size,
+                                              PJRT_Program_STRUCT_SIZE));
   const PJRT_Program& program = *args->program;
   if (program.format == nullptr) return absl::InvalidArgumentError("`program->format` is null");
   if (program.code == nullptr && program.code_size != 0) {
@@ -261,6 +263,8 @@ EMBER_PJRT_ENTRY(PJRT_Executable_OutputMemoryKinds) {
 EMBER_PJRT_ENTRY(PJRT_Executable_OptimizedProgram) {
   EMBER_PJRT_REQUIRE(args->executable);
   EMBER_PJRT_REQUIRE(args->program);
+  EMBER_RETURN_IF_ERROR(CheckNestedStructSize("program", args->program->struct_size,
+                                              PJRT_Program_STRUCT_SIZE));
   const std::string& text = args->executable->optimized_program;
   if (text.empty()) {
     return absl::UnimplementedError(
@@ -414,6 +418,9 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Fingerprint) {
 EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
   EMBER_PJRT_REQUIRE(args->executable);
   EMBER_PJRT_REQUIRE(args->options);
+  EMBER_RETURN_IF_ERROR(CheckNestedStructSize(
+      "options", args->options->struct_size,
+      offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) + sizeof(size_t)));
   PJRT_LoadedExecutable& loaded = *args->executable;
   // Frameworks pass no output lists (or null ones) for a program without results.
   const bool has_outputs = !loaded.executable->device_result_types().empty();

@@ -29,6 +29,12 @@ bool Unshared(absl::Span<Buffer* const> arguments, const std::vector<Buffer::Hol
 }
 
 // Set (OK) once `use` is, whatever its status: a failed earlier use still ended.
+// `status` (its code kept) with what was being allocated: "allocating result 0 (f32[...]) of
+// jit_f, computed by stablehlo.sort at f.py:3:9: out of memory on host device 0: ...".
+absl::Status WithContext(const absl::Status& status, const std::string& what) {
+  return absl::Status(status.code(), absl::StrCat("allocating ", what, ": ", status.message()));
+}
+
 AsyncEventRef Completion(const AsyncEventRef& use) {
   AsyncEventRef done = AsyncEvent::Create();
   use->AndThen([done](const absl::Status&) { done->Set(absl::OkStatus()); });
@@ -173,6 +179,13 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
           DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
           program_->spmd ? " (its shard on one device)" : ""));
     }
+    if (buffer->client() != client_.get()) {
+      // Device names repeat across clients ("ember:host:0" in each): say what differs.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, where, " is a buffer of another PJRT client (on its ",
+          buffer->device()->DebugString(), "); ", program_->name,
+          " was loaded by this client: transfer the data to this client's devices first"));
+    }
     if (buffer->device() != device) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is on ",
                                                      buffer->device()->DebugString(), ", not on ",
@@ -271,12 +284,29 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       if (alias_of[d][r] >= 0) continue;
       const ir::ValueType& type = result_types_[r];
       EMBER_ASSIGN_OR_RETURN(uint64_t size, DenseByteSize(type.element_type(), type.dims()));
-      EMBER_ASSIGN_OR_RETURN(w.out[r], DeviceAllocation::Allocate(devices[d]->executor(), size));
+      absl::StatusOr<std::shared_ptr<DeviceAllocation>> out =
+          DeviceAllocation::Allocate(devices[d]->executor(), size);
+      if (!out.ok()) {
+        return WithContext(out.status(),
+                           absl::StrCat("result ", r, " (", type.ToString(), ") of ",
+                                        program_->executable->thunks().name(),
+                                        r < layout.result_sources.size()
+                                            ? absl::StrCat(", computed by ", layout.result_sources[r])
+                                            : ""));
+      }
+      w.out[r] = *std::move(out);
     }
     if (layout.temp_bytes > 0) {
-      EMBER_ASSIGN_OR_RETURN(w.temp, DeviceAllocation::Allocate(
-                                         devices[d]->executor(),
-                                         static_cast<uint64_t>(layout.temp_bytes)));
+      absl::StatusOr<std::shared_ptr<DeviceAllocation>> temp = DeviceAllocation::Allocate(
+          devices[d]->executor(), static_cast<uint64_t>(layout.temp_bytes));
+      if (!temp.ok()) {
+        return WithContext(temp.status(),
+                           absl::StrCat("the temporaries of ", program_->executable->thunks().name(),
+                                        layout.largest_temp.empty()
+                                            ? ""
+                                            : absl::StrCat("; the largest is ", layout.largest_temp)));
+      }
+      w.temp = *std::move(temp);
     }
   }
   // Donated inputs are deleted now; their memory lives until the launch is done, or on in the
@@ -350,6 +380,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     w.params.device_ordinal = device->local_hardware_id();
     w.params.run_id = run_id;
     w.params.ffi_context = ffi_context;
+    w.params.host_memory = device->executor()->HostWorkAccount();
     for (const auto& hold : w.holds) inputs_ready.push_back(hold.ready);
     inputs_ready.insert(inputs_ready.end(), donor_uses[d].begin(), donor_uses[d].end());
   }

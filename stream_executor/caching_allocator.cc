@@ -103,6 +103,30 @@ absl::StatusOr<void*> CachingAllocator::Allocate(uint64_t size) {
   return ptr;
 }
 
+absl::Status CachingAllocator::Charge(uint64_t bytes) {
+  if (bytes > kMaxRequest) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory on ", options_.name, ": cannot allocate ", bytes, " bytes"));
+  }
+  absl::MutexLock lock(&mu_);
+  const auto reserved_after = [&] {
+    return static_cast<uint64_t>(bytes_in_use_ + pool_bytes_) + bytes;
+  };
+  if (options_.limit.has_value() && reserved_after() > static_cast<uint64_t>(*options_.limit)) {
+    ReleaseCacheLocked();
+    if (reserved_after() > static_cast<uint64_t>(*options_.limit)) return LimitError(bytes, bytes);
+  }
+  bytes_in_use_ += static_cast<int64_t>(bytes);
+  peak_bytes_in_use_ = std::max(peak_bytes_in_use_, bytes_in_use_);
+  peak_bytes_reserved_ = std::max(peak_bytes_reserved_, bytes_in_use_ + pool_bytes_);
+  return absl::OkStatus();
+}
+
+void CachingAllocator::Release(uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  bytes_in_use_ -= static_cast<int64_t>(bytes);
+}
+
 absl::Status CachingAllocator::LimitError(uint64_t size, uint64_t size_class) const {
   return absl::ResourceExhaustedError(absl::StrFormat(
       "out of memory on %s: allocating %d bytes (size class %d) with %d bytes in use would "

@@ -1,6 +1,8 @@
 // CachingAllocator: platform-independent caching allocator over a RawAllocator. Requests round up
 // to size classes (eight per power of two: at most 12.5% waste) and freed blocks are reused by the
-// next request of their class. Keeps the MemoryStats counters and enforces an optional limit.
+// next request of their class. Keeps the MemoryStats counters and enforces an optional limit. It
+// is also its device's MemoryAccount: memory a launch takes outside it (the evaluator's values)
+// is counted in use and limited with the blocks.
 #ifndef EMBER_STREAM_EXECUTOR_CACHING_ALLOCATOR_H_
 #define EMBER_STREAM_EXECUTOR_CACHING_ALLOCATOR_H_
 
@@ -15,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/memory_account.h"
 #include "stream_executor/memory_stats.h"
 #include "stream_executor/raw_allocator.h"
 
@@ -27,7 +30,7 @@ struct CachingAllocatorOptions {
 };
 
 // Thread-safe. Every block, cached or in use, goes back to the raw allocator on destruction.
-class CachingAllocator {
+class CachingAllocator final : public MemoryAccount {
   struct PrivateTag {
     explicit PrivateTag() = default;
   };
@@ -39,7 +42,7 @@ class CachingAllocator {
   // Public for std::make_unique only: the private PrivateTag keeps everyone but Create (which
   // validates the options) out.
   CachingAllocator(PrivateTag, std::unique_ptr<RawAllocator> raw, CachingAllocatorOptions options);
-  ~CachingAllocator();
+  ~CachingAllocator() override;
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
@@ -53,6 +56,11 @@ class CachingAllocator {
   absl::Status Free(void* ptr);
   // Returns every cached free block to the raw allocator.
   void ReleaseCache();
+
+  // MemoryAccount: bytes held outside the allocator's blocks count as in use (not as
+  // allocations); past the limit (after releasing the cache) Charge fails like Allocate.
+  absl::Status Charge(uint64_t bytes) override;
+  void Release(uint64_t bytes) override;
 
   // bytes_in_use counts size classes, not requested sizes: it is the memory held for the caller.
   MemoryStats GetStats() const;

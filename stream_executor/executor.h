@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/memory_account.h"
 #include "stream_executor/device_memory.h"
 #include "stream_executor/memory_stats.h"
 #include "stream_executor/stream.h"
@@ -36,6 +37,9 @@ class Executor {
   // Resets the peaks, num_allocs and largest_alloc_size to the current state.
   virtual absl::Status ClearMemoryStats() = 0;
 
+  // Where host memory that work on this device takes outside its buffers is counted (the
+  // evaluator's values on the host platform); null where no such work runs.
+  virtual MemoryAccount* HostWorkAccount() { return nullptr; }
   // True on the host platform, where device memory is host memory.
   virtual bool MemoryIsHostAccessible() const = 0;
   // "Ember host device", or the GPU's name.

@@ -27,6 +27,10 @@ struct BufferLayout {
   // Per result: the parameter whose memory the result may be written into when the caller
   // donates that parameter, or -1.
   std::vector<int> result_aliases;
+  // For out-of-memory errors: the op that produces each result ("stablehlo.sort at
+  // model.py:12:3"), and the largest value in the arena with its op; empty when unknown.
+  std::vector<std::string> result_sources;
+  std::string largest_temp;
 
   size_t num_allocations() const {
     return parameter_types.size() + result_types.size() + (temp_bytes > 0 ? 1 : 0);

@@ -15,6 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "base/memory_account.h"
 #include "collectives/clique_scope.h"
 #include "ffi/execution_context.h"
 #include "stream_executor/device_memory.h"
@@ -83,6 +84,9 @@ struct ExecuteParams {
   int32_t device_ordinal = 0;
   int64_t run_id = 0;
   std::shared_ptr<const ffi::ExecutionContext> ffi_context;
+  // Where host memory the work takes outside the launch's buffers is counted and limited (the
+  // device's, se::Executor::HostWorkAccount); null: not counted.
+  MemoryAccount* host_memory = nullptr;
 };
 
 class Thunk {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_util.h"
@@ -201,7 +202,9 @@ absl::StatusOr<std::vector<EvalValue>> Evaluator::Run(const ir::Computation& com
       return absl::UnimplementedError(
           absl::StrCat(instruction.Describe(), ": not supported by the Ember evaluator"));
     }
-    EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> results, fn(instruction, operands, *this));
+    absl::StatusOr<std::vector<EvalValue>> ran = fn(instruction, operands, *this);
+    if (!ran.ok()) return NameTheOp(instruction, ran.status());
+    std::vector<EvalValue> results = *std::move(ran);
     if (results.size() != instruction.num_results()) {
       return absl::InternalError(absl::StrCat(instruction.Describe(), ": the evaluator produced ",
                                               results.size(), " results for ",
@@ -218,6 +221,15 @@ absl::StatusOr<std::vector<EvalValue>> Evaluator::Run(const ir::Computation& com
   }
   return absl::InvalidArgumentError(
       absl::StrCat("computation @", computation.name(), " does not end with a return"));
+}
+
+absl::Status NameTheOp(const ir::Instruction& instruction, absl::Status status) {
+  const std::string op = instruction.Describe();
+  if (status.code() != absl::StatusCode::kResourceExhausted ||
+      absl::StrContains(status.message(), op)) {
+    return status;
+  }
+  return absl::Status(status.code(), absl::StrCat(op, ": ", status.message()));
 }
 
 void OpTable::Register(ir::Opcode opcode, OpEvaluator fn) {

@@ -94,6 +94,10 @@ using OpEvaluator = absl::StatusOr<std::vector<EvalValue>> (*)(
     const ir::Instruction& instruction, std::vector<EvalValue>& operands, Evaluator& evaluator);
 
 // The dispatch table: one entry per opcode, filled once by the Register*Ops functions below.
+// A failure of `instruction` that does not name it yet (running out of memory for a value it
+// creates) with the op and its location in front; other statuses unchanged.
+absl::Status NameTheOp(const ir::Instruction& instruction, absl::Status status);
+
 class OpTable {
  public:
   void Register(ir::Opcode opcode, OpEvaluator fn);

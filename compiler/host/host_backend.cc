@@ -38,7 +38,31 @@ BufferLayout SignatureLayout(const ir::Computation& entry) {
   BufferLayout layout;
   for (const auto& p : entry.parameters()) layout.parameter_types.push_back(p->type());
   layout.result_types = entry.result_types();
+  if (const ir::Instruction* ret = entry.return_instruction(); ret != nullptr) {
+    for (const ir::Value* v : ret->operands()) {
+      layout.result_sources.push_back(
+          v->producer() != nullptr ? v->producer()->Describe()
+                                   : absl::StrCat("parameter ", v->index(), " of @", entry.name()));
+    }
+  }
   return layout;
+}
+
+// "f32[6400,6400] of stablehlo.dot_general at model.py:4:7 (163840000 bytes)": the largest
+// value of the arena, named in out-of-memory errors.
+std::string LargestTemporary(const passes::BufferAssignment& buffers) {
+  const ir::Value* largest = nullptr;
+  int64_t size = 0;
+  for (const auto& [value, slot] : buffers.slots) {
+    if (slot.kind == BufferSlot::Kind::kArena && slot.size > size) {
+      largest = value;
+      size = slot.size;
+    }
+  }
+  if (largest == nullptr) return "";
+  return absl::StrCat(largest->type().ToString(), " of ",
+                      largest->producer() != nullptr ? largest->producer()->Describe() : "a parameter",
+                      " (", size, " bytes)");
 }
 
 // Does some region of the entry read a value of the entry itself? The op table runs regions
@@ -227,6 +251,7 @@ class HostCompilation {
     passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
     buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
     layout_.temp_bytes = buffers_.arena_bytes;
+    layout_.largest_temp = LargestTemporary(buffers_);
     layout_.result_aliases = buffers_.result_aliases;
     // Where every value lives.
     for (const auto& p : entry_.parameters()) EMBER_RETURN_IF_ERROR(Place(p.get()));

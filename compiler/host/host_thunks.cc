@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -63,6 +65,27 @@ eval::Evaluator& HostRunContext::evaluator() {
   return *evaluator_;
 }
 
+namespace {
+
+// Runs `thunk`; an exception becomes its error, named after the thunk.
+absl::Status RunCatchingExceptions(const HostThunk& thunk, HostRunContext& context) {
+  // Nothing may escape the stream's worker thread: library code (std containers the evaluator's
+  // ops size from the data) reports running out of memory by throwing.
+  try {
+    return thunk.Run(context);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(thunk.name(), ": out of host memory (an allocation failed while it ran)"));
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat(thunk.name(), ": unexpected C++ exception: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(thunk.name(), ": unexpected C++ exception"));
+  }
+}
+
+}  // namespace
+
 absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) const {
   if (params.stream == nullptr || params.buffers == nullptr || params.status == nullptr) {
     return absl::InvalidArgumentError(
@@ -76,7 +99,9 @@ absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) co
     // record their kernels on the same plane.
     profiler::ScopedPlane plane(absl::StrCat("/custom:Ember device ", params.device_ordinal));
     profiler::ScopedEvent launch("Launches", [&] { return name(); });
-    params.status->Fail(Run(context));
+    // The values the evaluator creates count against the device's memory.
+    ScopedMemoryAccount account(params.host_memory);
+    params.status->Fail(RunCatchingExceptions(*this, context));
     // A failed launch fails its outputs, not the device's stream.
     return absl::OkStatus();
   });
@@ -85,7 +110,7 @@ absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) co
 absl::Status HostThunkSequence::Run(HostRunContext& context) const {
   for (const auto& thunk : thunks_) {
     profiler::ScopedEvent trace("Kernels", [&] { return thunk->name(); });
-    EMBER_RETURN_IF_ERROR(thunk->Run(context));
+    EMBER_RETURN_IF_ERROR(RunCatchingExceptions(*thunk, context));
   }
   return absl::OkStatus();
 }
@@ -152,8 +177,9 @@ absl::Status EvaluatorOpsThunk::Run(HostRunContext& context) const {
     operands.reserve(inst->operands().size());
     for (const ir::Value* v : inst->operands()) {
       if (auto l = local.find(v); l != local.end()) {
-        EMBER_ASSIGN_OR_RETURN(eval::EvalValue copy, l->second.TryClone());
-        operands.push_back(std::move(copy));
+        absl::StatusOr<eval::EvalValue> copy = l->second.TryClone();
+        if (!copy.ok()) return eval::NameTheOp(*inst, copy.status());
+        operands.push_back(*std::move(copy));
         continue;
       }
       auto in = inputs_.find(v);
@@ -161,8 +187,9 @@ absl::Status EvaluatorOpsThunk::Run(HostRunContext& context) const {
         return absl::InternalError(
             absl::StrCat("host executable: no buffer for an operand of ", inst->Describe()));
       }
-      EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, context.Read(in->second));
-      operands.push_back(std::move(value));
+      absl::StatusOr<eval::EvalValue> value = context.Read(in->second);
+      if (!value.ok()) return eval::NameTheOp(*inst, value.status());
+      operands.push_back(*std::move(value));
     }
     eval::OpEvaluator fn = table.Find(inst->opcode());
     if (fn == nullptr) {
@@ -170,7 +197,7 @@ absl::Status EvaluatorOpsThunk::Run(HostRunContext& context) const {
           absl::StrCat(inst->Describe(), ": the host backend does not implement this op"));
     }
     absl::StatusOr<std::vector<eval::EvalValue>> out = fn(*inst, operands, evaluator);
-    if (!out.ok()) return out.status();
+    if (!out.ok()) return eval::NameTheOp(*inst, out.status());
     if (out->size() != inst->num_results()) {
       return absl::InternalError(absl::StrCat(inst->Describe(), " produced ", out->size(),
                                               " values, expected ", inst->num_results()));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 
 namespace ember::host {
 
@@ -49,30 +50,45 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
     return;
   }
   const int64_t per = (n + parts - 1) / parts;
+  // A part that throws (std::bad_alloc from a container it sizes) must not end a worker thread
+  // or leave the other parts running on `shared` after this call: the first exception is kept
+  // and rethrown here once every part is done.
   struct Shared {
     std::mutex mu;
     std::condition_variable cv;
     int64_t remaining;
+    std::exception_ptr error;
   } shared;
   shared.remaining = parts - 1;
+  auto run_part = [&fn, &shared](int64_t begin, int64_t end) {
+    try {
+      if (begin < end) fn(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> l(shared.mu);
+      if (shared.error == nullptr) shared.error = std::current_exception();
+    }
+  };
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (int64_t p = 1; p < parts; ++p) {
       const int64_t begin = p * per, end = std::min(n, begin + per);
-      queue_.push_back([&fn, &shared, begin, end] {
-        if (begin < end) fn(begin, end);
+      queue_.push_back([&run_part, &shared, begin, end] {
+        run_part(begin, end);
         std::lock_guard<std::mutex> l(shared.mu);
         if (--shared.remaining == 0) shared.cv.notify_one();
       });
     }
   }
   cv_.notify_all();
-  fn(0, std::min(n, per));
+  run_part(0, std::min(n, per));
+  auto finish = [&shared] {
+    if (shared.error != nullptr) std::rethrow_exception(shared.error);
+  };
   // Help with queued work (ours or another caller's) instead of sleeping.
   for (;;) {
     {
       std::lock_guard<std::mutex> l(shared.mu);
-      if (shared.remaining == 0) return;
+      if (shared.remaining == 0) break;
     }
     std::function<void()> task;
     {
@@ -83,13 +99,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
       }
     }
     if (task) {
-      task();
+      task();  // ParallelFor tasks never throw: run_part catches
       continue;
     }
     std::unique_lock<std::mutex> l(shared.mu);
     shared.cv.wait(l, [&] { return shared.remaining == 0; });
-    return;
+    break;
   }
+  finish();
 }
 
 }  // namespace ember::host

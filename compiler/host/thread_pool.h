@@ -26,7 +26,8 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Runs fn(begin, end) over [0, n) split into at most size() contiguous parts of at least
-  // `min_per_part` items; returns when all parts are done.
+  // `min_per_part` items; returns when all parts are done. If a part throws, the first exception
+  // is rethrown here after every part finished.
   void ParallelFor(int64_t n, int64_t min_per_part, const std::function<void(int64_t, int64_t)>& fn);
 
  private:

@@ -103,13 +103,23 @@ absl::StatusOr<Literal> Literal::Create(const Shape& shape) {
   literal.shape_ = shape;
   const int64_t bytes = shape.ByteSize();
   if (bytes > 0) {
+    MemoryAccount* account = MemoryAccount::Current();
+    if (account != nullptr) {
+      absl::Status charged = account->Charge(static_cast<uint64_t>(bytes));
+      if (!charged.ok()) {
+        return absl::Status(charged.code(), absl::StrCat(charged.message(), " (a value of ",
+                                                         shape.ToString(), ")"));
+      }
+    }
     void* p =
         ::operator new[](static_cast<size_t>(bytes), std::align_val_t(kAlignment), std::nothrow);
     if (p == nullptr) {
+      if (account != nullptr) account->Release(static_cast<uint64_t>(bytes));
       return absl::ResourceExhaustedError(absl::StrCat("Literal::Create: cannot allocate ", bytes,
                                                        " bytes for ", shape.ToString()));
     }
-    literal.data_.reset(static_cast<uint8_t*>(p));
+    literal.data_ = std::unique_ptr<uint8_t[], AlignedFree>(
+        static_cast<uint8_t*>(p), AlignedFree{account, static_cast<uint64_t>(bytes)});
     std::memset(p, 0, static_cast<size_t>(bytes));
   }
   return literal;

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/memory_account.h"
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/layout.h"
 #include "compiler/ir/native_types.h"
@@ -34,7 +35,9 @@ class Literal {
   Literal(const Literal&) = delete;
   Literal& operator=(const Literal&) = delete;
 
-  // Zero-filled (all bits 0: +0.0 for floats except f8E8M0FNU, where it is 2^-127).
+  // Zero-filled (all bits 0: +0.0 for floats except f8E8M0FNU, where it is 2^-127). The bytes
+  // are charged to the thread's current MemoryAccount, if any, until the storage is freed; past
+  // its limit Create fails with ResourceExhausted.
   static absl::StatusOr<Literal> Create(const Shape& shape);
   // `bytes` is the dense array in the shape's layout; its size must be shape.ByteSize().
   // Pred bytes are normalized to 0/1 and sub-byte elements masked to their low bits.
@@ -93,8 +96,18 @@ class Literal {
   friend bool operator==(const Literal& a, const Literal& b);
 
  private:
+  // Frees the storage and gives its bytes back to the account that Create charged (if any).
   struct AlignedFree {
-    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
+    // Constructors, not member initializers: a nested class's initializers are unusable until
+    // Literal is complete, and unique_ptr asks for the default constructor before that.
+    AlignedFree() noexcept : account(nullptr), charged(0) {}
+    AlignedFree(MemoryAccount* a, uint64_t bytes) noexcept : account(a), charged(bytes) {}
+    MemoryAccount* account;
+    uint64_t charged;
+    void operator()(uint8_t* p) const {
+      ::operator delete[](p, std::align_val_t(kAlignment));
+      if (account != nullptr) account->Release(charged);
+    }
   };
 
   template <typename T>

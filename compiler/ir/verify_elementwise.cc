@@ -73,12 +73,20 @@ absl::Status Compare(const OpChecker& c) {
     return c.Error("comparison_direction ", *dir, " is not one of EQ, NE, GE, GT, LE, LT");
   }
   // The spec names the comparison kinds but does not tie them to element types (upstream's
-  // own tests compare floats with SIGNED), so only the spelling is checked.
+  // own tests compare floats with SIGNED, which is left alone). A float comparison of integers
+  // or booleans has no meaning anywhere (XLA refuses it too), so it is refused here, at compile
+  // time, rather than when the program runs.
   const Attribute* type = c.inst().attribute("compare_type");
   if (type == nullptr || type->kind != Attribute::Kind::kString) return absl::OkStatus();
   const std::string& k = type->s;
   if (k != "NOTYPE" && k != "FLOAT" && k != "TOTALORDER" && k != "SIGNED" && k != "UNSIGNED") {
     return c.Error("compare_type ", k, " is not one of FLOAT, TOTALORDER, SIGNED, UNSIGNED");
+  }
+  const ElementType element = c.operand(0).element_type();
+  if ((k == "FLOAT" || k == "TOTALORDER") &&
+      (IsInteger(element) || element == ElementType::kPred)) {
+    return c.Error("compare_type ", k, " does not apply to ", c.operand(0).ToString(),
+                   " (integers and booleans compare as SIGNED or UNSIGNED)");
   }
   return absl::OkStatus();
 }

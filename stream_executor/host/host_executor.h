@@ -28,6 +28,7 @@ class HostExecutor final : public Executor {
   void Deallocate(DeviceMemory mem) override;
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   MemoryStats GetMemoryStats() const override;
+  MemoryAccount* HostWorkAccount() override { return allocator_.get(); }
   absl::Status ClearMemoryStats() override;
   bool MemoryIsHostAccessible() const override { return true; }
   std::string DeviceKind() const override { return "Ember host device"; }

@@ -278,5 +278,30 @@ TEST(CachingAllocatorTest, ConcurrentAllocateAndFree) {
   EXPECT_LT(state->allocs, 8 * 500);  // blocks were reused
 }
 
+TEST(CachingAllocatorTest, ChargedBytesCountInUseAndAgainstTheLimit) {
+  // As the device's MemoryAccount: bytes held outside its blocks (the evaluator's values) show as
+  // in use and share the limit with the blocks; a refused charge counts nothing.
+  auto state = std::make_shared<FakeRawState>();
+  std::unique_ptr<CachingAllocator> allocator = MakeAllocator(state, /*limit=*/4096);
+  absl::StatusOr<void*> block = allocator->Allocate(1024);
+  ASSERT_TRUE(block.ok());
+  ASSERT_TRUE(allocator->Charge(2048).ok());
+  EXPECT_EQ(allocator->GetStats().bytes_in_use, 1024 + 2048);
+  EXPECT_EQ(allocator->GetStats().num_allocs, 1);  // a charge is not an allocation
+  absl::Status refused = allocator->Charge(2048);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("fake device 3"), std::string::npos) << refused;
+  EXPECT_EQ(allocator->Allocate(2048).status().code(), absl::StatusCode::kResourceExhausted);
+  allocator->Release(2048);
+  EXPECT_EQ(allocator->GetStats().bytes_in_use, 1024);
+  EXPECT_EQ(allocator->GetStats().peak_bytes_in_use, 1024 + 2048);
+  // Cached blocks are given back to make room for a charge.
+  ASSERT_TRUE(allocator->Free(*block).ok());
+  EXPECT_TRUE(allocator->Charge(4096).ok());
+  EXPECT_EQ(allocator->GetStats().pool_bytes, 0);
+  allocator->Release(4096);
+  EXPECT_EQ(allocator->GetStats().bytes_in_use, 0);
+}
+
 }  // namespace
 }  // namespace ember::se

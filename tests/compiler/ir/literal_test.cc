@@ -234,5 +234,46 @@ TEST(LiteralTest, NarrowFloatLiteralsHoldConvertedBits) {
   }
 }
 
+// Counts like a device allocator's account, with a limit.
+class CountingAccount final : public MemoryAccount {
+ public:
+  explicit CountingAccount(uint64_t limit) : limit_(limit) {}
+  absl::Status Charge(uint64_t bytes) override {
+    if (in_use_ + bytes > limit_) return absl::ResourceExhaustedError("over the test limit");
+    in_use_ += bytes;
+    return absl::OkStatus();
+  }
+  void Release(uint64_t bytes) override { in_use_ -= bytes; }
+  uint64_t in_use() const { return in_use_; }
+
+ private:
+  uint64_t limit_;
+  uint64_t in_use_ = 0;
+};
+
+TEST(LiteralTest, StorageIsChargedToTheCurrentAccountUntilFreed) {
+  CountingAccount account(1000);
+  const Shape f32x100 = Shape::Make(ElementType::kF32, {100}).value();
+  Literal outside = Literal::Create(f32x100).value();  // no account current: not counted
+  {
+    ScopedMemoryAccount scope(&account);
+    absl::StatusOr<Literal> a = Literal::Create(f32x100);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(account.in_use(), 400u);
+    absl::StatusOr<Literal> b = a->Clone();
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(account.in_use(), 800u);
+    absl::StatusOr<Literal> c = Literal::Create(f32x100);
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(c.status().message().find("f32[100]"), std::string::npos) << c.status();
+    EXPECT_EQ(account.in_use(), 800u);
+    Literal moved = *std::move(a);  // the charge moves with the storage
+    EXPECT_EQ(account.in_use(), 800u);
+  }
+  // Everything was given back as it was freed.
+  EXPECT_EQ(account.in_use(), 0u);
+  EXPECT_EQ(MemoryAccount::Current(), nullptr);
+}
+
 }  // namespace
 }  // namespace ember::ir

@@ -96,6 +96,14 @@ TEST(VerifierTest, Compare) {
   EXPECT_EQ(OneOp({T(F32, {2}), T(F32, {2})}, Opcode::kCompare, {T(PRED, {2})}, bad).Error(),
             "stablehlo.compare at model.py:41:7: comparison_direction GREATER is not one of EQ, "
             "NE, GE, GT, LE, LT");
+  // A float comparison of integers is refused at compile time, not when the program runs.
+  auto total = Attrs({{"comparison_direction", Attribute::String("LT")},
+                      {"compare_type", Attribute::String("TOTALORDER")}});
+  EXPECT_EQ(OneOp({T(S32, {2}), T(S32, {2})}, Opcode::kCompare, {T(PRED, {2})}, total).Error(),
+            "stablehlo.compare at model.py:41:7: compare_type TOTALORDER does not apply to "
+            "tensor<2xi32> (integers and booleans compare as SIGNED or UNSIGNED)");
+  EXPECT_EQ(OneOp({T(F32, {2}), T(F32, {2})}, Opcode::kCompare, {T(PRED, {2})}, total).Error(),
+            "OK");
 }
 
 TEST(VerifierTest, SelectAndClamp) {
