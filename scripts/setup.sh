@@ -35,8 +35,9 @@ cmake --build "$BUILD" -j"$(nproc)" --target pjrt_ember
 # found through its $ORIGIN rpath, so the package also loads where libabsl is not installed.
 PKG=$ROOT/python/jax_plugins/ember
 rm -f "$PKG"/*.so "$PKG"/*.so.*
-cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$PKG/"
-ldd "$BUILD/pjrt_plugin/libpjrt_ember.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
+# libpjrt_ember.so is the loader frameworks open; libpjrt_ember_core.so (all of Ember) sits beside it.
+cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$BUILD/pjrt_plugin/libpjrt_ember_core.so" "$PKG/"
+ldd "$BUILD/pjrt_plugin/libpjrt_ember_core.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
   -e "$ROOT/python"
 echo "setup: done (venv $VENV, build $BUILD)"

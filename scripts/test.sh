@@ -16,12 +16,14 @@ echo "=== C++ unit and C-ABI tests (Release) ==="
 cmake --build "$ROOT/build" -j"$JOBS" || exit 1
 (cd "$ROOT/build" && ctest --output-on-failure -j"$JOBS") || status=1
 
-echo "=== exported symbols of libpjrt_ember.so ==="
-exported=$(nm -D --defined-only "$ROOT/build/pjrt_plugin/libpjrt_ember.so" | awk '$2 != "A" {print $3}')
-echo "$exported"
-if [ "$exported" != "GetPjrtApi@@VERS_1.0" ]; then
-  echo "FAIL: libpjrt_ember.so must export GetPjrtApi and nothing else"; status=1
-fi
+for lib in libpjrt_ember.so libpjrt_ember_core.so; do
+  echo "=== exported symbols of $lib ==="
+  exported=$(nm -D --defined-only "$ROOT/build/pjrt_plugin/$lib" | awk '$2 != "A" {print $3}' | sort)
+  echo "$exported"
+  if [ "$exported" != "$(printf 'GetPjrtApi@@VERS_1.0\nTFNPD_InitPlugin@@VERS_1.0')" ]; then
+    echo "FAIL: $lib must export GetPjrtApi and TFNPD_InitPlugin and nothing else"; status=1
+  fi
+done
 
 if [ "${EMBER_SKIP_ASAN:-0}" != "1" ]; then
   echo "=== C++ unit and C-ABI tests under ASan+UBSan ==="
