@@ -358,6 +358,48 @@ TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
             (std::vector<float>{-1.5f, 2, -0.25f, -8}));
 }
 
+// TensorFlow 2.21's XLA writes instruction ids as (computation id << 32 | own id), operand ids as
+// own ids and the root id in the long form.
+TEST(HloImportTest, LongInstructionIdsWithShortOperandIds) {
+  hloproto::HloModuleProto m = OneOpModule("subtract");
+  hloproto::HloComputationProto* c = m.mutable_computations(0);
+  const int64_t high = int64_t{1} << 32;
+  c->mutable_instructions(0)->set_id(high | 1);
+  hloproto::HloInstructionProto* op = c->mutable_instructions(1);
+  op->set_id(high | 2);
+  op->add_operand_ids(1);  // x - x
+  hloproto::HloInstructionProto* neg = c->add_instructions();
+  neg->set_name("sum.3");
+  neg->set_opcode("add");
+  neg->set_id(high | 3);
+  neg->add_operand_ids(2);
+  neg->add_operand_ids(1);
+  *neg->mutable_shape() = op->shape();
+  c->set_root_id(high | 3);
+  auto module = ImportProto(m);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_TRUE(ir::Verify(**module).ok());
+  auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
+  ASSERT_TRUE(x.ok());
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(*std::move(x)));
+  auto out = evaluator.Run(*(*module)->entry(), std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  auto values = (*out)[0].array.data<float>();
+  ASSERT_TRUE(values.ok());
+  // (x - x) + x
+  EXPECT_EQ(std::vector<float>(values->begin(), values->end()),
+            (std::vector<float>{1.5f, -2, 0.25f, 8}));
+
+  // Two instructions whose own ids agree are one id reused, whatever their high bits.
+  neg->set_id((int64_t{7} << 32) | 2);
+  c->set_root_id(neg->id());
+  auto reused = ImportProto(m);
+  ASSERT_FALSE(reused.ok());
+  EXPECT_TRUE(absl::StrContains(reused.status().message(), "is reused")) << reused.status();
+}
+
 // XLA's dynamic dimensions are bounded `?` dims: set-dimension-size makes one, get-dimension-size
 // reads it, and the ops between keep it.
 TEST(HloImportTest, DynamicDimensionsAreBounded) {
