@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test: the C++ unit and C-ABI tests (ctest), the same
-# under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX tests (pytest) against the
-# installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
+# under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX and TensorFlow tests (pytest)
+# against the installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
 # sanitizer build and EMBER_SKIP_FUZZ=1 to skip the bounded fuzzing run when iterating locally
 # (CI sets neither).
 set -uo pipefail
@@ -41,5 +41,11 @@ fi
 
 echo "=== JAX tests (pytest, Ember next to XLA:CPU) ==="
 (cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/jax) || status=1
+
+# A separate process: TensorFlow fixes its devices once per process. Skipped, saying why, only
+# where tensorflow-cpu could not be installed.
+echo "=== TensorFlow tests (pytest, Ember next to TensorFlow's CPU device) ==="
+(cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -rs -p no:cacheprovider tests/tensorflow) \
+  || status=1
 
 exit $status
