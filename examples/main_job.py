@@ -6,11 +6,8 @@ for both, and their ratio.
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
 import argparse
-import gzip
 import os
-import pathlib
 import statistics
-import struct
 import time
 
 os.environ.setdefault("JAX_PLATFORMS", "ember,cpu")
@@ -19,35 +16,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    """Reads an IDX file (optionally gzipped): big-endian magic, dims, then uint8 data."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    zero, dtype_code, rank = struct.unpack(">HBB", data[:4])
-    if zero != 0 or dtype_code != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte IDX file")
-    dims = struct.unpack(f">{rank}I", data[4:4 + 4 * rank])
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * rank).reshape(dims)
-
-
-def load(data_dir):
-    d = pathlib.Path(data_dir)
-
-    def find(stem):
-        for name in (stem + ".gz", stem):
-            if (d / name).exists():
-                return d / name
-        raise FileNotFoundError(f"{d / stem}(.gz) not found: install dataset-fashion-mnist")
-
-    x_train = read_idx(find("train-images-idx3-ubyte")).reshape(-1, 784).astype(np.float32) / 255
-    y_train = read_idx(find("train-labels-idx1-ubyte")).astype(np.int32)
-    x_test = read_idx(find("t10k-images-idx3-ubyte")).reshape(-1, 784).astype(np.float32) / 255
-    y_test = read_idx(find("t10k-labels-idx1-ubyte")).astype(np.int32)
-    return x_train, y_train, x_test, y_test
+from fashion_mnist import DEFAULT_DATA, load  # noqa: E402
 
 
 def loss_fn(params, x, y_onehot):
