@@ -5,7 +5,6 @@ for both, and their ratio.
 
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
-import argparse
 import os
 import statistics
 import time
@@ -16,7 +15,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fashion_mnist import DEFAULT_DATA, load  # noqa: E402
+from fashion_mnist import load  # noqa: E402
+from main_job_report import parse_args, print_report  # noqa: E402
 
 
 def loss_fn(params, x, y_onehot):
@@ -53,28 +53,19 @@ def train(device, data, steps, batch):
     predictions = np.asarray(predict(params, jax.device_put(x_test, device)))
     accuracy = float(np.mean(predictions == y_test))
     # The first step includes compilation; report it apart.
-    return accuracy, statistics.mean(times[1:]) if len(times) > 1 else times[0], times[0], params
+    mean = statistics.mean(times[1:]) if len(times) > 1 else times[0]
+    return accuracy, mean, times[0], np.asarray(params[0])
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", default=DEFAULT_DATA)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--batch", type=int, default=100)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     data = load(args.data)
     print(f"jax {jax.__version__}; Fashion-MNIST: {len(data[0])} train / {len(data[2])} test images; "
           f"{args.steps} steps of batch {args.batch}, SGD 0.5")
     results = {}
     for name, device in (("ember", jax.devices("ember")[0]), ("xla:cpu", jax.devices("cpu")[0])):
         results[name] = train(device, data, args.steps, args.batch)
-    print(f"{'backend':10s} {'test accuracy':>14s} {'mean step (ms)':>15s} {'first step (ms)':>16s}")
-    for name, (acc, step, first, _) in results.items():
-        print(f"{name:10s} {acc:14.4f} {step * 1e3:15.3f} {first * 1e3:16.1f}")
-    e, x = results["ember"], results["xla:cpu"]
-    w_diff = float(np.max(np.abs(np.asarray(e[3][0]) - np.asarray(x[3][0]))))
-    print(f"step time ratio ember / xla:cpu: {e[1] / x[1]:.2f}x; accuracy difference "
-          f"{abs(e[0] - x[0]):.4f}; max |w_ember - w_xla| = {w_diff:.2e}")
+    print_report(results, "xla:cpu")
 
 
 if __name__ == "__main__":

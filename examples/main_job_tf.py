@@ -6,7 +6,6 @@ step time for both, and their ratio; the same model, data and steps as examples/
 
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
-import argparse
 import os
 import statistics
 import time
@@ -17,7 +16,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import ember.tensorflow  # noqa: E402,F401  (registers /device:EMBER:0)
-from fashion_mnist import DEFAULT_DATA, load  # noqa: E402
+from fashion_mnist import load  # noqa: E402
+from main_job_report import parse_args, print_report  # noqa: E402
 
 
 def make_model(device):
@@ -65,24 +65,14 @@ def train(device, data, steps, batch):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", default=DEFAULT_DATA)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--batch", type=int, default=100)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     data = load(args.data)
     print(f"tensorflow {tf.__version__}; Fashion-MNIST: {len(data[0])} train / {len(data[2])} test "
           f"images; {args.steps} steps of batch {args.batch}, SGD 0.5, jit_compile=True")
     results = {}
     for name, device in (("ember", "/device:EMBER:0"), ("tf-xla:cpu", "/device:CPU:0")):
         results[name] = train(device, data, args.steps, args.batch)
-    print(f"{'backend':11s} {'test accuracy':>14s} {'mean step (ms)':>15s} {'first step (ms)':>16s}")
-    for name, (acc, step, first, _) in results.items():
-        print(f"{name:11s} {acc:14.4f} {step * 1e3:15.3f} {first * 1e3:16.1f}")
-    e, x = results["ember"], results["tf-xla:cpu"]
-    w_diff = float(np.max(np.abs(e[3] - x[3])))
-    print(f"step time ratio ember / tf-xla:cpu: {e[1] / x[1]:.2f}x; accuracy difference "
-          f"{abs(e[0] - x[0]):.4f}; max |w_ember - w_tf| = {w_diff:.2e}")
+    print_report(results, "tf-xla:cpu")
 
 
 if __name__ == "__main__":

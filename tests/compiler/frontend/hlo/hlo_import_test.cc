@@ -341,21 +341,26 @@ absl::StatusOr<std::unique_ptr<ir::Module>> ImportProto(const hloproto::HloModul
   return ImportHloModuleProto(Bytes(bytes));
 }
 
-TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
-  auto m = ImportProto(OneOpModule("negate"));
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  ASSERT_TRUE(ir::Verify(**m).ok());
-  auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
-  ASSERT_TRUE(x.ok());
+// Imports and verifies `m`, then runs its entry on the reference evaluator with the f32[4]
+// argument x = {1.5, -2, 0.25, 8}; the first result's values.
+absl::StatusOr<std::vector<float>> RunOnX(const hloproto::HloModuleProto& m) {
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ImportProto(m));
+  EMBER_RETURN_IF_ERROR(ir::Verify(*module));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal x,
+                         ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8}));
   eval::Evaluator evaluator;
   std::vector<eval::EvalValue> args;
-  args.push_back(eval::EvalValue::Array(*std::move(x)));
-  auto out = evaluator.Run(*(*m)->entry(), std::move(args));
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  auto values = (*out)[0].array.data<float>();
-  ASSERT_TRUE(values.ok());
-  EXPECT_EQ(std::vector<float>(values->begin(), values->end()),
-            (std::vector<float>{-1.5f, 2, -0.25f, -8}));
+  args.push_back(eval::EvalValue::Array(std::move(x)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out,
+                         evaluator.Run(*module->entry(), std::move(args)));
+  EMBER_ASSIGN_OR_RETURN(auto values, out.at(0).array.data<float>());
+  return std::vector<float>(values.begin(), values.end());
+}
+
+TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
+  absl::StatusOr<std::vector<float>> values = RunOnX(OneOpModule("negate"));
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, (std::vector<float>{-1.5f, 2, -0.25f, -8}));
 }
 
 // TensorFlow 2.21's XLA writes instruction ids as (computation id << 32 | own id), operand ids as
@@ -376,21 +381,9 @@ TEST(HloImportTest, LongInstructionIdsWithShortOperandIds) {
   neg->add_operand_ids(1);
   *neg->mutable_shape() = op->shape();
   c->set_root_id(high | 3);
-  auto module = ImportProto(m);
-  ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_TRUE(ir::Verify(**module).ok());
-  auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
-  ASSERT_TRUE(x.ok());
-  eval::Evaluator evaluator;
-  std::vector<eval::EvalValue> args;
-  args.push_back(eval::EvalValue::Array(*std::move(x)));
-  auto out = evaluator.Run(*(*module)->entry(), std::move(args));
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  auto values = (*out)[0].array.data<float>();
-  ASSERT_TRUE(values.ok());
-  // (x - x) + x
-  EXPECT_EQ(std::vector<float>(values->begin(), values->end()),
-            (std::vector<float>{1.5f, -2, 0.25f, 8}));
+  absl::StatusOr<std::vector<float>> values = RunOnX(m);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, (std::vector<float>{1.5f, -2, 0.25f, 8}));  // (x - x) + x
 
   // Two instructions whose own ids agree are one id reused, whatever their high bits.
   neg->set_id((int64_t{7} << 32) | 2);
