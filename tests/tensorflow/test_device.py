@@ -1,6 +1,8 @@
 """Registering Ember's device with TensorFlow: the device exists, jit-compiled functions run on
 it, loading happens once whatever the route, and a late import says what went wrong."""
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -86,3 +88,19 @@ def test_import_after_first_op_is_a_clear_error():
         """)
     assert result.returncode != 0
     assert "import ember.tensorflow before TensorFlow's first op" in result.stderr
+
+
+def test_missing_helper_is_a_clear_error(tmp_path):
+    # The plugin without the TensorFlow helper beside it (e.g. built before TensorFlow was there).
+    source = pathlib.Path(library_path()).parent
+    for lib in source.glob("lib*.so*"):
+        if "tf_helper" not in lib.name:
+            shutil.copy(lib, tmp_path)
+    result = run_python("""
+        import tensorflow as tf
+        import ember.tensorflow
+        tf.constant(1.0)
+        """, EMBER_PJRT_PLUGIN_PATH=str(tmp_path / "libpjrt_ember.so"))
+    assert result.returncode != 0
+    assert "FailedPreconditionError" in result.stderr
+    assert "cannot load Ember's TensorFlow helper" in result.stderr
