@@ -10,8 +10,13 @@
 //     reference interpreter does); overflow wraps.
 // Floats are computed in double and rounded once to the result type; for + - * / this equals
 // computing in the type itself (double has more than twice the bits of every narrower format).
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_elementwise.h"
+#include "compiler/evaluator/tree_scan.h"
 
 namespace ember::eval {
 namespace {
@@ -290,6 +295,71 @@ bool FoldWith(bool accumulator_first, const ir::Literal& input, absl::Span<const
   });
 }
 
+
+template <Opcode kOp>
+bool FoldAtWith(bool accumulator_first, const ir::Literal& input, absl::Span<const int64_t> sources,
+                const ir::Literal& fill, absl::Span<const int64_t> targets, ir::Literal& acc) {
+  if (acc.element_type() != input.element_type() || fill.element_type() != input.element_type() ||
+      fill.shape().element_count() != 1 || targets.size() != sources.size()) {
+    return false;
+  }
+  return ir::VisitElementType(input.element_type(), [&](auto tag) -> bool {
+    using T = typename decltype(tag)::type;
+    if constexpr (!Supports<kOp, T>()) {
+      return false;
+    } else {
+      absl::Span<const T> in = Elements<T>(input);
+      const T pad = Elements<T>(fill)[0];
+      absl::Span<T> out = MutableElements<T>(acc);
+      for (size_t k = 0; k < sources.size(); ++k) {
+        const T v = sources[k] >= 0 ? in[sources[k]] : pad;
+        T& a = out[targets[k]];
+        a = accumulator_first ? ApplyBinary<kOp, T>(a, v) : ApplyBinary<kOp, T>(v, a);
+      }
+      return true;
+    }
+  });
+}
+
+template <Opcode kOp>
+bool ScanWith(bool accumulator_first, const ir::Literal& input, int64_t outer, int64_t n,
+              int64_t inner, bool reverse, ir::Literal& out) {
+  if (out.element_type() != input.element_type() ||
+      input.shape().element_count() != outer * n * inner ||
+      out.shape().element_count() != outer * n * inner) {
+    return false;
+  }
+  return ir::VisitElementType(input.element_type(), [&](auto tag) -> bool {
+    using T = typename decltype(tag)::type;
+    if constexpr (!Supports<kOp, T>()) {
+      return false;
+    } else {
+      absl::Span<const T> in = Elements<T>(input);
+      absl::Span<T> res = MutableElements<T>(out);
+      // Lines are held as S: std::vector<bool> has no references to elements.
+      using S = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+      auto combine = [accumulator_first](const S& a, const S& b, S& o) {
+        const T x = static_cast<T>(a), y = static_cast<T>(b);
+        o = static_cast<S>(accumulator_first ? ApplyBinary<kOp, T>(x, y) : ApplyBinary<kOp, T>(y, x));
+        return absl::OkStatus();
+      };
+      std::vector<S> line(n), scanned;
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t j = 0; j < inner; ++j) {
+          const int64_t base = o * n * inner + j;
+          const S init = static_cast<S>(res[base]);  // the caller filled the result with init
+          for (int64_t i = 0; i < n; ++i) line[i] = static_cast<S>(in[base + i * inner]);
+          if (!TreeScan(line, init, TreeScanOrder{.reverse = reverse}, combine, scanned).ok()) {
+            return false;
+          }
+          for (int64_t i = 0; i < n; ++i) res[base + i * inner] = static_cast<T>(scanned[i]);
+        }
+      }
+      return true;
+    }
+  });
+}
+
 }  // namespace
 
 std::optional<SimpleBinaryRegion> MatchSimpleBinaryRegion(const ir::Computation& region,
@@ -347,6 +417,43 @@ bool FoldElements(const SimpleBinaryRegion& region, const ir::Literal& input,
       return FoldWith<Opcode::kXor>(first, input, targets, acc);
     default:
       return false;
+  }
+}
+
+bool FoldElementsAt(const SimpleBinaryRegion& region, const ir::Literal& input,
+                    absl::Span<const int64_t> sources, const ir::Literal& fill,
+                    absl::Span<const int64_t> targets, ir::Literal& acc) {
+  const bool first = region.accumulator_first;
+  switch (region.opcode) {
+    case Opcode::kAdd: return FoldAtWith<Opcode::kAdd>(first, input, sources, fill, targets, acc);
+    case Opcode::kMultiply:
+      return FoldAtWith<Opcode::kMultiply>(first, input, sources, fill, targets, acc);
+    case Opcode::kMaximum:
+      return FoldAtWith<Opcode::kMaximum>(first, input, sources, fill, targets, acc);
+    case Opcode::kMinimum:
+      return FoldAtWith<Opcode::kMinimum>(first, input, sources, fill, targets, acc);
+    case Opcode::kAnd: return FoldAtWith<Opcode::kAnd>(first, input, sources, fill, targets, acc);
+    case Opcode::kOr: return FoldAtWith<Opcode::kOr>(first, input, sources, fill, targets, acc);
+    case Opcode::kXor: return FoldAtWith<Opcode::kXor>(first, input, sources, fill, targets, acc);
+    default: return false;
+  }
+}
+
+bool ScanElements(const SimpleBinaryRegion& region, const ir::Literal& input, int64_t outer,
+                  int64_t n, int64_t inner, bool reverse, ir::Literal& out) {
+  const bool first = region.accumulator_first;
+  switch (region.opcode) {
+    case Opcode::kAdd: return ScanWith<Opcode::kAdd>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kMultiply:
+      return ScanWith<Opcode::kMultiply>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kMaximum:
+      return ScanWith<Opcode::kMaximum>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kMinimum:
+      return ScanWith<Opcode::kMinimum>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kAnd: return ScanWith<Opcode::kAnd>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kOr: return ScanWith<Opcode::kOr>(first, input, outer, n, inner, reverse, out);
+    case Opcode::kXor: return ScanWith<Opcode::kXor>(first, input, outer, n, inner, reverse, out);
+    default: return false;
   }
 }
 

@@ -36,6 +36,16 @@ std::optional<SimpleBinaryRegion> MatchSimpleBinaryRegion(const ir::Computation&
 // touching nothing, when the opcode or element type is not one this path handles.
 bool FoldElements(const SimpleBinaryRegion& region, const ir::Literal& input,
                   absl::Span<const int64_t> targets, ir::Literal& acc);
+// The same without gathering first: acc[targets[k]] = op(acc[targets[k]], v_k) for k in order,
+// where v_k is input[sources[k]], or the scalar `fill` when sources[k] < 0.
+bool FoldElementsAt(const SimpleBinaryRegion& region, const ir::Literal& input,
+                    absl::Span<const int64_t> sources, const ir::Literal& fill,
+                    absl::Span<const int64_t> targets, ir::Literal& acc);
+// Cumulative windows along the middle axis of [outer, n, inner] arrays: for every (o, j), the
+// line input[o, :, j] is scanned in XLA's order (tree_scan.h) from the init value out[o, 0, j]
+// holds on entry, prefixes or (`reverse`) suffixes, into out[o, :, j].
+bool ScanElements(const SimpleBinaryRegion& region, const ir::Literal& input, int64_t outer,
+                  int64_t n, int64_t inner, bool reverse, ir::Literal& out);
 
 // `array` must have exactly `dims` (elementwise ops do not broadcast implicitly).
 absl::Status CheckDims(const ir::Instruction& instruction, const ir::Literal& array,

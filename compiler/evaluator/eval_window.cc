@@ -6,6 +6,14 @@
 //   values and take part in the reduction (XLA skips them; the two agree whenever the init value
 //   is the body's identity, which is how frameworks use the op). Each window is reduced
 //   sequentially in row-major window order, starting from the init values: acc = body(acc, x).
+//   The spec leaves the order to the implementation, and two kinds of window take another one,
+//   when body(init, init) == init (so extra applications of the init values change nothing):
+//   cumulative windows (all of one axis up to, or from, each element: cumsum and its kin) are
+//   folded in XLA's blocked order (tree_scan.h), in O(n), so floats match XLA:CPU's bits; windows
+//   over several axes of a single op that is exactly associative and commutative on its type
+//   (integer or pred sums and products, min, max, and, or, xor) reduce one axis at a time, which
+//   gives the same bits. No path builds per-element index lists, so memory stays proportional to
+//   the data whatever the window.
 // - select_and_scatter selects among the window elements that lie inside the operand (padding is
 //   never selected), scanning in row-major window order and keeping the current pick while
 //   select(current, candidate) is true. Windows with no element inside the operand scatter
@@ -21,10 +29,366 @@
 #include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/evaluator/eval_family_support.h"
 #include "compiler/evaluator/evaluator.h"
+#include "compiler/evaluator/tree_scan.h"
 
 namespace ember::eval {
 
 namespace fs = family_support;
+
+namespace {
+
+// Sources gathered at a time by the folding paths (bounded memory whatever the window size).
+constexpr int64_t kFoldChunk = int64_t{1} << 20;
+
+std::vector<int64_t> WindowResultDims(absl::Span<const int64_t> dims, const fs::WindowParams& p) {
+  std::vector<int64_t> result_dims(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t dilated = dims[i] == 0 ? 0 : (dims[i] - 1) * p.base_dilations[i] + 1;
+    const int64_t padded = p.padding[2 * i] + dilated + p.padding[2 * i + 1];
+    const int64_t window = (p.window_dimensions[i] - 1) * p.window_dilations[i] + 1;
+    result_dims[i] =
+        (padded <= 0 || window > padded) ? 0 : (padded - window) / p.window_strides[i] + 1;
+  }
+  return result_dims;
+}
+
+// Where window position `wi` of result element `ri` reads: the input's linear index, or -1 for
+// padding and base-dilation holes (which hold the init value).
+int64_t WindowSource(absl::Span<const int64_t> ri, absl::Span<const int64_t> wi,
+                     absl::Span<const int64_t> dims, absl::Span<const int64_t> strides,
+                     const fs::WindowParams& p) {
+  int64_t src = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t q =
+        ri[d] * p.window_strides[d] + wi[d] * p.window_dilations[d] - p.padding[2 * d];
+    if (q < 0 || q % p.base_dilations[d] != 0 || q / p.base_dilations[d] >= dims[d]) return -1;
+    src += (q / p.base_dilations[d]) * strides[d];
+  }
+  return src;
+}
+
+// A cumulative window: along one axis every result element's window holds all of the axis up to
+// it (a prefix, `reverse` false) or from it (a suffix), and nothing else varies (JAX lowers
+// cumsum, cumprod, cummax, cumlogsumexp this way).
+struct CumulativeAxis {
+  size_t axis = 0;
+  bool reverse = false;
+};
+std::optional<CumulativeAxis> FindCumulativeAxis(absl::Span<const int64_t> dims,
+                                                 const fs::WindowParams& p) {
+  std::optional<CumulativeAxis> found;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (p.window_strides[d] != 1 || p.base_dilations[d] != 1 || p.window_dilations[d] != 1) {
+      return std::nullopt;
+    }
+    const int64_t w = p.window_dimensions[d];
+    const int64_t lo = p.padding[2 * d], hi = p.padding[2 * d + 1];
+    if (w == 1 && lo == 0 && hi == 0) continue;
+    if (found.has_value() || w < dims[d] || w < 2) return std::nullopt;
+    if (lo == w - 1 && hi == 0) {
+      found = CumulativeAxis{d, false};
+    } else if (lo == 0 && hi == w - 1) {
+      found = CumulativeAxis{d, true};
+    } else {
+      return std::nullopt;
+    }
+  }
+  return found;
+}
+
+// body(init, init) == init for every input, bit for bit: then extra applications of the init
+// values (padding, holes, a window's start) change nothing, so windows may be folded in parts.
+absl::StatusOr<bool> InitIsIdempotent(const ir::Computation& body,
+                                      const std::vector<const ir::Literal*>& inits,
+                                      Evaluator& evaluator) {
+  std::vector<ir::Literal> args;
+  for (int twice = 0; twice < 2; ++twice) {
+    for (const ir::Literal* init : inits) {
+      EMBER_ASSIGN_OR_RETURN(ir::Literal a, init->Clone());
+      args.push_back(std::move(a));
+    }
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, fs::RunRegion(evaluator, body, std::move(args)));
+  if (out.size() != inits.size()) return false;
+  for (size_t i = 0; i < inits.size(); ++i) {
+    if (out[i].kind != EvalValue::Kind::kArray || !(out[i].array == *inits[i])) return false;
+  }
+  return true;
+}
+
+// Runs the body on (acc..., x...) and stores what it returns in acc.
+absl::Status Step(const ir::Instruction& inst, const ir::Computation& body, Evaluator& evaluator,
+                  std::vector<ir::Literal>& acc, std::vector<ir::Literal> xs) {
+  std::vector<ir::Literal> args;
+  for (ir::Literal& a : acc) args.push_back(std::move(a));
+  for (ir::Literal& x : xs) args.push_back(std::move(x));
+  EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out, fs::RunRegion(evaluator, body, std::move(args)));
+  if (out.size() != acc.size()) return fs::OpError(inst, "body returned the wrong number of values");
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].kind != EvalValue::Kind::kArray || out[i].array.shape().rank() != 0) {
+      return fs::OpError(inst, "body must return scalars");
+    }
+    acc[i] = std::move(out[i].array);
+  }
+  return absl::OkStatus();
+}
+
+// Whether folding in another order gives the same bits: integer and pred arithmetic wraps
+// exactly, min, max and the bitwise ops pick or combine bits; float sums and products round.
+bool ExactlyAssociative(const SimpleBinaryRegion& simple, ir::ElementType type) {
+  switch (simple.opcode) {
+    case ir::Opcode::kAdd:
+    case ir::Opcode::kMultiply:
+      return ir::IsInteger(type) || type == ir::ElementType::kPred;
+    default:
+      return true;
+  }
+}
+
+class WindowReducer {
+ public:
+  WindowReducer(const ir::Instruction& inst, const ir::Computation& body, Evaluator& evaluator,
+                const std::vector<const ir::Literal*>& inits)
+      : inst_(inst), body_(body), evaluator_(evaluator), inits_(inits) {}
+
+  // results[i] has the result dims and the init values' types.
+  absl::Status Run(const std::vector<const ir::Literal*>& inputs, const fs::WindowParams& p,
+                   std::vector<ir::Literal>& results) {
+    const std::vector<int64_t>& dims = inputs[0]->shape().dims();
+    const int64_t count = results[0].shape().element_count();
+    for (size_t i = 0; i < results.size(); ++i) {
+      for (int64_t j = 0; j < count; ++j) fs::CopyElement(*inits_[i], 0, results[i], j);
+    }
+    if (count == 0) return absl::OkStatus();
+    std::optional<SimpleBinaryRegion> simple;
+    if (inputs.size() == 1 && inputs[0]->element_type() == results[0].element_type()) {
+      simple = MatchSimpleBinaryRegion(body_, results[0].element_type());
+    }
+    bool same_types = true;  // the scan feeds partial results back in as inputs
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      same_types = same_types && inputs[i]->element_type() == inits_[i]->element_type();
+    }
+    if (std::optional<CumulativeAxis> axis = FindCumulativeAxis(dims, p);
+        axis.has_value() && same_types) {
+      EMBER_ASSIGN_OR_RETURN(bool idempotent, Idempotent());
+      if (idempotent) return Scan(inputs, dims, *axis, simple, results);
+    }
+    if (simple.has_value()) {
+      std::vector<size_t> windowed;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (p.window_dimensions[d] > 1) windowed.push_back(d);
+      }
+      if (windowed.size() > 1 && ExactlyAssociative(*simple, results[0].element_type())) {
+        EMBER_ASSIGN_OR_RETURN(bool idempotent, Idempotent());
+        if (idempotent) return Separable(*inputs[0], p, windowed, *simple, results[0]);
+      }
+      return FoldFast(*inputs[0], p, *simple, results[0]);
+    }
+    return FoldGeneral(inputs, p, results);
+  }
+
+ private:
+  absl::StatusOr<bool> Idempotent() {
+    if (!idempotent_.has_value()) {
+      EMBER_ASSIGN_OR_RETURN(idempotent_, InitIsIdempotent(body_, inits_, evaluator_));
+    }
+    return *idempotent_;
+  }
+
+  // Cumulative windows in XLA's order (tree_scan.h): blocks scanned on their own, then joined
+  // with the scan of the blocks' totals. Suffixes through an interpreted region fold each block
+  // from its end, which keeps them O(n).
+  absl::Status Scan(const std::vector<const ir::Literal*>& inputs, absl::Span<const int64_t> dims,
+                    const CumulativeAxis& axis, const std::optional<SimpleBinaryRegion>& simple,
+                    std::vector<ir::Literal>& results) {
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d < axis.axis) outer *= dims[d];
+      if (d > axis.axis) inner *= dims[d];
+    }
+    const int64_t n = dims[axis.axis];
+    if (simple.has_value() &&
+        ScanElements(*simple, *inputs[0], outer, n, inner, axis.reverse, results[0])) {
+      return absl::OkStatus();
+    }
+    // Values are handles into `store` (handle 0 holds the init values), so the scan copies
+    // integers and the region runs once per combination.
+    std::vector<std::vector<ir::Literal>> store;
+    auto add = [&store](std::vector<ir::Literal> v) {
+      store.push_back(std::move(v));
+      return static_cast<int64_t>(store.size() - 1);
+    };
+    auto clones = [](const std::vector<ir::Literal>& v) -> absl::StatusOr<std::vector<ir::Literal>> {
+      std::vector<ir::Literal> out;
+      for (const ir::Literal& l : v) {
+        EMBER_ASSIGN_OR_RETURN(ir::Literal c, l.Clone());
+        out.push_back(std::move(c));
+      }
+      return out;
+    };
+    auto combine = [&](int64_t a, int64_t b, int64_t& out) -> absl::Status {
+      EMBER_ASSIGN_OR_RETURN(std::vector<ir::Literal> acc, clones(store[a]));
+      EMBER_ASSIGN_OR_RETURN(std::vector<ir::Literal> x, clones(store[b]));
+      EMBER_RETURN_IF_ERROR(Step(inst_, body_, evaluator_, acc, std::move(x)));
+      for (size_t i = 0; i < acc.size(); ++i) {
+        if (acc[i].element_type() != results[i].element_type()) {
+          return fs::OpError(inst_, "body result type differs from the result element type");
+        }
+      }
+      out = add(std::move(acc));
+      return absl::OkStatus();
+    };
+    const TreeScanOrder order{.reverse = axis.reverse, .suffix_from_end = true};
+    std::vector<int64_t> line(n), scanned;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        store.clear();
+        std::vector<ir::Literal> init_values;
+        for (const ir::Literal* init : inits_) {
+          EMBER_ASSIGN_OR_RETURN(ir::Literal a, init->Clone());
+          init_values.push_back(std::move(a));
+        }
+        const int64_t init = add(std::move(init_values));
+        for (int64_t i = 0; i < n; ++i) {
+          std::vector<ir::Literal> xs;
+          for (const ir::Literal* in : inputs) {
+            EMBER_ASSIGN_OR_RETURN(ir::Literal x, fs::ScalarAt(*in, (o * n + i) * inner + j));
+            xs.push_back(std::move(x));
+          }
+          line[i] = add(std::move(xs));
+        }
+        EMBER_RETURN_IF_ERROR(TreeScan(line, init, order, combine, scanned));
+        for (int64_t i = 0; i < n; ++i) {
+          for (size_t r = 0; r < results.size(); ++r) {
+            fs::CopyElement(store[scanned[i]][r], 0, results[r], (o * n + i) * inner + j);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A window over several axes of a commutative, associative op, one axis at a time: every
+  // element (and, with idempotent init values, padding) of the window is still folded once.
+  absl::Status Separable(const ir::Literal& input, const fs::WindowParams& p,
+                         const std::vector<size_t>& axes, const SimpleBinaryRegion& simple,
+                         ir::Literal& result) {
+    ir::Literal current;
+    const ir::Literal* in = &input;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const size_t a = axes[k];
+      fs::WindowParams one;
+      const size_t rank = input.shape().rank();
+      one.window_dimensions.assign(rank, 1);
+      one.window_strides.assign(rank, 1);
+      one.base_dilations.assign(rank, 1);
+      one.window_dilations.assign(rank, 1);
+      one.padding.assign(2 * rank, 0);
+      // The first pass takes the other axes' strides, dilations and padding too (a window of 1
+      // along them); later passes only the axis they reduce.
+      for (size_t d = 0; d < rank; ++d) {
+        const bool here = d == a;
+        const bool first_pass_only = k == 0 && p.window_dimensions[d] == 1;
+        if (!here && !first_pass_only) continue;
+        one.window_dimensions[d] = p.window_dimensions[d];
+        one.window_strides[d] = p.window_strides[d];
+        one.base_dilations[d] = p.base_dilations[d];
+        one.window_dilations[d] = p.window_dilations[d];
+        one.padding[2 * d] = p.padding[2 * d];
+        one.padding[2 * d + 1] = p.padding[2 * d + 1];
+      }
+      const std::vector<int64_t> dims = WindowResultDims(in->shape().dims(), one);
+      EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(result.element_type(), dims));
+      EMBER_ASSIGN_OR_RETURN(ir::Literal next, ir::Literal::Create(shape));
+      for (int64_t j = 0; j < shape.element_count(); ++j) fs::CopyElement(*inits_[0], 0, next, j);
+      EMBER_RETURN_IF_ERROR(FoldFast(*in, one, simple, next));
+      current = std::move(next);
+      in = &current;
+    }
+    if (!(current.shape().dims() == result.shape().dims())) {
+      return absl::InternalError(absl::StrCat(inst_.Describe(), ": separable passes gave ",
+                                              current.shape().ToString()));
+    }
+    result = std::move(current);
+    return absl::OkStatus();
+  }
+
+  // Every window folded in row-major order with the typed element functions, gathering at most
+  // kFoldChunk sources at a time.
+  absl::Status FoldFast(const ir::Literal& input, const fs::WindowParams& p,
+                        const SimpleBinaryRegion& simple, ir::Literal& result) {
+    const std::vector<int64_t>& dims = input.shape().dims();
+    const std::vector<int64_t> strides = fs::RowMajorStrides(dims);
+    const std::vector<int64_t>& result_dims = result.shape().dims();
+    std::vector<int64_t> sources, targets;
+    sources.reserve(kFoldChunk);
+    targets.reserve(kFoldChunk);
+    auto flush = [&]() -> absl::Status {
+      if (!FoldElementsAt(simple, input, sources, *inits_[0], targets, result)) {
+        return fs::OpError(inst_, "cannot fold this element type");
+      }
+      sources.clear();
+      targets.clear();
+      return absl::OkStatus();
+    };
+    std::vector<int64_t> ri(dims.size(), 0), wi(dims.size(), 0);
+    int64_t linear = 0;
+    do {
+      std::fill(wi.begin(), wi.end(), 0);
+      do {
+        sources.push_back(WindowSource(ri, wi, dims, strides, p));
+        targets.push_back(linear);
+        if (static_cast<int64_t>(sources.size()) == kFoldChunk) EMBER_RETURN_IF_ERROR(flush());
+      } while (fs::NextIndex(wi, p.window_dimensions));
+      ++linear;
+    } while (fs::NextIndex(ri, result_dims));
+    return flush();
+  }
+
+  // Any body, any number of inputs: each window folded in row-major order through the region.
+  absl::Status FoldGeneral(const std::vector<const ir::Literal*>& inputs, const fs::WindowParams& p,
+                           std::vector<ir::Literal>& results) {
+    const std::vector<int64_t>& dims = inputs[0]->shape().dims();
+    const std::vector<int64_t> strides = fs::RowMajorStrides(dims);
+    const std::vector<int64_t>& result_dims = results[0].shape().dims();
+    std::vector<int64_t> ri(dims.size(), 0), wi(dims.size(), 0);
+    int64_t linear = 0;
+    do {
+      std::vector<ir::Literal> acc;
+      for (const ir::Literal* init : inits_) {
+        EMBER_ASSIGN_OR_RETURN(ir::Literal a, init->Clone());
+        acc.push_back(std::move(a));
+      }
+      std::fill(wi.begin(), wi.end(), 0);
+      do {
+        const int64_t src = WindowSource(ri, wi, dims, strides, p);
+        std::vector<ir::Literal> xs;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          EMBER_ASSIGN_OR_RETURN(ir::Literal x,
+                                 src >= 0 ? fs::ScalarAt(*inputs[i], src) : inits_[i]->Clone());
+          xs.push_back(std::move(x));
+        }
+        EMBER_RETURN_IF_ERROR(Step(inst_, body_, evaluator_, acc, std::move(xs)));
+      } while (fs::NextIndex(wi, p.window_dimensions));
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (acc[i].element_type() != results[i].element_type()) {
+          return fs::OpError(inst_, "body result type differs from the result element type");
+        }
+        fs::CopyElement(acc[i], 0, results[i], linear);
+      }
+      ++linear;
+    } while (fs::NextIndex(ri, result_dims));
+    return absl::OkStatus();
+  }
+
+  const ir::Instruction& inst_;
+  const ir::Computation& body_;
+  Evaluator& evaluator_;
+  const std::vector<const ir::Literal*>& inits_;
+  std::optional<bool> idempotent_;
+};
+
+}  // namespace
 
 namespace family_support {
 
@@ -51,18 +415,13 @@ absl::StatusOr<std::vector<EvalValue>> ReduceWindowCore(
       !size_ok(p.padding, 2 * rank)) {
     return OpError(inst, absl::StrCat("window attributes do not match the input rank ", rank));
   }
-  std::vector<int64_t> result_dims(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) {
     if (p.window_dimensions[i] <= 0 || p.window_strides[i] <= 0 || p.base_dilations[i] <= 0 ||
         p.window_dilations[i] <= 0) {
       return OpError(inst, "window dimensions, strides and dilations must be positive");
     }
-    const int64_t dilated = dims[i] == 0 ? 0 : (dims[i] - 1) * p.base_dilations[i] + 1;
-    const int64_t padded = p.padding[2 * i] + dilated + p.padding[2 * i + 1];
-    const int64_t window = (p.window_dimensions[i] - 1) * p.window_dilations[i] + 1;
-    result_dims[i] =
-        (padded <= 0 || window > padded) ? 0 : (padded - window) / p.window_strides[i] + 1;
   }
+  const std::vector<int64_t> result_dims = WindowResultDims(dims, p);
   std::vector<ir::Literal> results;
   for (size_t i = 0; i < n; ++i) {
     EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ResultShape(inst, i));
@@ -76,99 +435,8 @@ absl::StatusOr<std::vector<EvalValue>> ReduceWindowCore(
     EMBER_ASSIGN_OR_RETURN(ir::Literal r, ir::Literal::Create(shape));
     results.push_back(std::move(r));
   }
-  if (Product(result_dims) == 0) {
-    std::vector<EvalValue> out;
-    for (ir::Literal& r : results) out.push_back(EvalValue::Array(std::move(r)));
-    return out;
-  }
-  // For every result element (row-major) and window position (row-major), the input element
-  // it reads, or -1 for padding and base-dilation holes (which hold the init value).
-  const std::vector<int64_t> strides = RowMajorStrides(dims);
-  const int64_t window_size = Product(p.window_dimensions);
-  const int64_t result_count = Product(result_dims);
-  std::vector<int64_t> sources;
-  sources.reserve(static_cast<size_t>(result_count * window_size));
-  {
-    std::vector<int64_t> ri(static_cast<size_t>(rank), 0), wi(static_cast<size_t>(rank), 0);
-    do {
-      std::fill(wi.begin(), wi.end(), 0);
-      do {
-        int64_t src = 0;
-        for (int64_t d = 0; d < rank && src >= 0; ++d) {
-          const int64_t q =
-              ri[d] * p.window_strides[d] + wi[d] * p.window_dilations[d] - p.padding[2 * d];
-          if (q < 0 || q % p.base_dilations[d] != 0 || q / p.base_dilations[d] >= dims[d]) {
-            src = -1;
-          } else {
-            src += (q / p.base_dilations[d]) * strides[d];
-          }
-        }
-        sources.push_back(src);
-      } while (NextIndex(wi, p.window_dimensions));
-    } while (NextIndex(ri, result_dims));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < result_count; ++j) CopyElement(*inits[i], 0, results[i], j);
-  }
-  // Fast path: one input and a body that is a single foldable binary op (same element
-  // functions as the elementwise ops, so bit-identical to running the body).
-  if (n == 1 && inputs[0]->element_type() == results[0].element_type()) {
-    if (std::optional<SimpleBinaryRegion> simple =
-            MatchSimpleBinaryRegion(body, results[0].element_type())) {
-      EMBER_ASSIGN_OR_RETURN(
-          ir::Shape gathered_shape,
-          ir::Shape::Make(results[0].element_type(), {static_cast<int64_t>(sources.size())}));
-      EMBER_ASSIGN_OR_RETURN(ir::Literal gathered, ir::Literal::Create(gathered_shape));
-      std::vector<int64_t> targets(sources.size());
-      for (size_t k = 0; k < sources.size(); ++k) {
-        if (sources[k] >= 0) {
-          CopyElement(*inputs[0], sources[k], gathered, static_cast<int64_t>(k));
-        } else {
-          CopyElement(*inits[0], 0, gathered, static_cast<int64_t>(k));
-        }
-        targets[k] = static_cast<int64_t>(k) / window_size;
-      }
-      EMBER_ASSIGN_OR_RETURN(ir::Literal acc, results[0].Clone());
-      if (FoldElements(*simple, gathered, targets, acc)) {
-        std::vector<EvalValue> out;
-        out.push_back(EvalValue::Array(std::move(acc)));
-        return out;
-      }
-    }
-  }
-  for (int64_t linear = 0; linear < result_count; ++linear) {
-    std::vector<ir::Literal> acc;
-    for (size_t i = 0; i < n; ++i) {
-      EMBER_ASSIGN_OR_RETURN(ir::Literal a, inits[i]->Clone());
-      acc.push_back(std::move(a));
-    }
-    for (int64_t w = 0; w < window_size; ++w) {
-      const int64_t src = sources[linear * window_size + w];
-      std::vector<ir::Literal> args;
-      for (ir::Literal& a : acc) args.push_back(std::move(a));
-      for (size_t i = 0; i < n; ++i) {
-        EMBER_ASSIGN_OR_RETURN(ir::Literal x,
-                               src >= 0 ? ScalarAt(*inputs[i], src) : inits[i]->Clone());
-        args.push_back(std::move(x));
-      }
-      EMBER_ASSIGN_OR_RETURN(std::vector<EvalValue> out,
-                             RunRegion(evaluator, body, std::move(args)));
-      if (out.size() != n) return OpError(inst, "body returned the wrong number of values");
-      acc.clear();
-      for (EvalValue& v : out) {
-        if (v.kind != EvalValue::Kind::kArray || v.array.shape().rank() != 0) {
-          return OpError(inst, "body must return scalars");
-        }
-        acc.push_back(std::move(v.array));
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (acc[i].element_type() != results[i].element_type()) {
-        return OpError(inst, "body result type differs from the result element type");
-      }
-      CopyElement(acc[i], 0, results[i], linear);
-    }
-  }
+  WindowReducer reducer(inst, body, evaluator, inits);
+  EMBER_RETURN_IF_ERROR(reducer.Run(inputs, p, results));
   std::vector<EvalValue> out;
   for (ir::Literal& r : results) out.push_back(EvalValue::Array(std::move(r)));
   return out;
