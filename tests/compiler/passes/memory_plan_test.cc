@@ -251,6 +251,11 @@ func.func @main(%w: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<f32>) {
   EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1}));
   EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donation),
                                 "kernel 1 reads the parameter after kernel 0"));
+  // The buffer report says which candidate was refused, and why.
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()),
+                                "result 0 gets its own buffer, not parameter 0's: kernel 1 reads "
+                                "the parameter after kernel 0"))
+      << buffers.ToString(*m->entry());
   // Scheduling with the donation in mind runs the reduction first; then the alias is safe.
   const ScheduleReport report = ScheduleForMemory(*m->entry(), plan, {&donation, 1});
   EXPECT_TRUE(absl::StrContains(report.chosen, "alias")) << report.ToString();
