@@ -47,6 +47,27 @@ def test_jit_function_runs_on_ember():
     np.testing.assert_allclose(out.numpy(), np.maximum(x @ y, 0) * 2 - 1, rtol=1e-5, atol=1e-6)
 
 
+def test_variable_update_in_place_keeps_earlier_reads():
+    # The update is an input/output alias (the variable's buffer may be donated): tensors read
+    # from the variable before must keep their values.
+    start = np.random.default_rng(1).standard_normal(4).astype(np.float32)
+    with tf.device(EMBER):
+        v = tf.Variable(start)
+
+        @tf.function(jit_compile=True)
+        def bump():
+            v.assign(v * 2.0 + 1.0)
+            return v.read_value()
+
+        before = v.read_value()
+        first = bump()
+        second = bump()
+    np.testing.assert_array_equal(before.numpy(), start)
+    np.testing.assert_allclose(first.numpy(), start * 2 + 1, rtol=1e-6)
+    np.testing.assert_allclose(second.numpy(), (start * 2 + 1) * 2 + 1, rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), second.numpy())
+
+
 def test_importing_again_loads_nothing():
     import importlib  # pylint: disable=import-outside-toplevel
     importlib.reload(ember.tensorflow)  # a second load of the library would abort the process
