@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "pjrt_plugin/bindings.h"
 #include "pjrt_plugin/error.h"
+#include "pjrt_plugin/ffi_extension.h"
+#include "pjrt_plugin/profiler_extension.h"
 #include "pjrt_plugin/include/pjrt_c_api.h"
 
 namespace ember::pjrt {
@@ -32,7 +34,8 @@ void Stamp(Ret (*&slot)(Args*)) {
 PJRT_Api BuildApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
-  api.extension_start = nullptr;
+  // Extensions: FFI (handler registration and execute-context user data), profiler.
+  api.extension_start = FfiExtension(ProfilerExtension(nullptr));
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;
@@ -49,6 +52,7 @@ PJRT_Api BuildApi() {
   BindTopologyEntries(api);
   BindBufferEntries(api);
   BindExecutableEntries(api);
+  BindFfiEntries(api);
   return api;
 }
 

@@ -14,6 +14,7 @@ void BindMemoryEntries(PJRT_Api& api);
 void BindTopologyEntries(PJRT_Api& api);
 void BindBufferEntries(PJRT_Api& api);
 void BindExecutableEntries(PJRT_Api& api);
+void BindFfiEntries(PJRT_Api& api);  // PJRT_ExecuteContext_*, with the FFI extension
 
 }  // namespace ember::pjrt
 

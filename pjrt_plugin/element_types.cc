@@ -62,6 +62,8 @@ PJRT_Buffer_Type ToPjrtBufferType(ir::ElementType type) {
   for (const auto& [pjrt, ir] : kTypes) {
     if (ir == type) return pjrt;
   }
+  // Token results of a program (ordered effects) are zero-byte buffers of type TOKEN.
+  if (type == ElementType::kToken) return PJRT_Buffer_Type_TOKEN;
   return PJRT_Buffer_Type_INVALID;
 }
 

@@ -62,6 +62,11 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
     handle->memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
   const runtime::Executable& bound = *handle->executable;
+  // XLA's property names, which frameworks read (JAX's compiled.cost_analysis()).
+  const passes::ProgramCost& cost = bound.program().executable->reports().cost;
+  handle->cost_properties.AddFloat("flops", static_cast<float>(cost.flops));
+  handle->cost_properties.AddFloat("transcendentals", static_cast<float>(cost.transcendentals));
+  handle->cost_properties.AddFloat("bytes accessed", static_cast<float>(cost.bytes_accessed));
   if (bound.program().spmd && bound.devices().size() > 1) {
     handle->optimized_program =
         compiler::SignatureModuleText(bound.program().signature, bound.program().name,
@@ -280,6 +285,13 @@ EMBER_PJRT_ENTRY(PJRT_Executable_OptimizedProgram) {
   return absl::OkStatus();
 }
 
+EMBER_PJRT_ENTRY(PJRT_Executable_GetCostAnalysis) {
+  EMBER_PJRT_REQUIRE(args->executable);
+  args->properties = args->executable->cost_properties.data();
+  args->num_properties = args->executable->cost_properties.size();
+  return absl::OkStatus();
+}
+
 EMBER_PJRT_ENTRY(PJRT_Executable_Fingerprint) {
   EMBER_PJRT_REQUIRE(args->executable);
   const std::string& fingerprint = args->executable->executable->program().fingerprint;
@@ -402,11 +414,13 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Fingerprint) {
 EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
   EMBER_PJRT_REQUIRE(args->executable);
   EMBER_PJRT_REQUIRE(args->options);
-  if (args->num_devices > 0) {
-    EMBER_PJRT_REQUIRE(args->argument_lists);
-    EMBER_PJRT_REQUIRE(args->output_lists);
-  }
   PJRT_LoadedExecutable& loaded = *args->executable;
+  // Frameworks pass no output lists (or null ones) for a program without results.
+  const bool has_outputs = !loaded.executable->device_result_types().empty();
+  if (args->num_devices > 0) {
+    if (args->num_args > 0) EMBER_PJRT_REQUIRE(args->argument_lists);
+    if (has_outputs) EMBER_PJRT_REQUIRE(args->output_lists);
+  }
   runtime::Device* only_device = nullptr;
   if (args->execute_device != nullptr) {
     if (args->num_devices != 1) {
@@ -421,7 +435,7 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
     if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("`argument_lists[", d, "]` is null"));
     }
-    if (args->output_lists[d] == nullptr) {
+    if (has_outputs && args->output_lists[d] == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("`output_lists[", d, "]` is null"));
     }
     for (size_t i = 0; i < args->num_args; ++i) {
@@ -437,8 +451,14 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
     non_donatable = absl::Span<const int64_t>(args->options->non_donatable_input_indices,
                                               args->options->num_non_donatable_input_indices);
   }
-  EMBER_ASSIGN_OR_RETURN(runtime::Executable::Launch launch,
-                         loaded.executable->Execute(arguments, non_donatable, only_device));
+  // FFI user data the framework attached to this execution (the field exists from 0.64).
+  std::shared_ptr<const ffi::ExecutionContext> ffi_context;
+  if (EMBER_PJRT_HAS_FIELD(args->options, context) && args->options->context != nullptr) {
+    ffi_context = args->options->context->context;
+  }
+  EMBER_ASSIGN_OR_RETURN(
+      runtime::Executable::Launch launch,
+      loaded.executable->Execute(arguments, non_donatable, only_device, std::move(ffi_context)));
   for (size_t d = 0; d < launch.outputs.size(); ++d) {
     for (size_t r = 0; r < launch.outputs[d].size(); ++r) {
       args->output_lists[d][r] = NewBufferHandle(loaded.client, std::move(launch.outputs[d][r]));
@@ -469,6 +489,7 @@ void BindExecutableEntries(PJRT_Api& api) {
   api.PJRT_Executable_DeserializeAndLoad = &PJRT_Executable_DeserializeAndLoad_Entry;
   api.PJRT_Executable_OptimizedProgram = &PJRT_Executable_OptimizedProgram_Entry;
   api.PJRT_Executable_GetCompiledMemoryStats = &PJRT_Executable_GetCompiledMemoryStats_Entry;
+  api.PJRT_Executable_GetCostAnalysis = &PJRT_Executable_GetCostAnalysis_Entry;
   api.PJRT_LoadedExecutable_Destroy = &PJRT_LoadedExecutable_Destroy_Entry;
   api.PJRT_LoadedExecutable_GetExecutable = &PJRT_LoadedExecutable_GetExecutable_Entry;
   api.PJRT_LoadedExecutable_AddressableDevices = &PJRT_LoadedExecutable_AddressableDevices_Entry;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ffi/execution_context.h"
 #include "pjrt_plugin/include/pjrt_c_api.h"
 #include "pjrt_plugin/named_values.h"
 #include "base/async_event.h"
@@ -53,6 +54,13 @@ struct EmberMemory {
 inline EmberMemory* AsEmber(PJRT_Memory* memory) { return reinterpret_cast<EmberMemory*>(memory); }
 
 }  // namespace ember::pjrt
+
+// Owned by the framework (PJRT_ExecuteContext_Destroy): user data for the FFI handlers of the
+// executions it is passed to. Shared, so a launch still running keeps it alive.
+struct PJRT_ExecuteContext {
+  std::shared_ptr<ember::ffi::ExecutionContext> context =
+      std::make_shared<ember::ffi::ExecutionContext>();
+};
 
 // Owned by its PJRT_Client.
 struct PJRT_TopologyDescription {

@@ -126,7 +126,9 @@ absl::StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHostBuffer(
   const std::vector<int64_t> dense = RowMajorByteStrides(type, dims);
   const bool strided = !byte_strides.empty() &&
                        !std::equal(dense.begin(), dense.end(), byte_strides.begin(), byte_strides.end());
-  if (strided) EMBER_RETURN_IF_ERROR(ValidateByteStrides(type, dims, byte_strides));
+  if (strided) {
+    EMBER_RETURN_IF_ERROR(ValidateByteStrides(type, dims, byte_strides, StrideSigns::kAny));
+  }
   Device* device = memory->devices().front();
   EMBER_ASSIGN_OR_RETURN(auto allocation, DeviceAllocation::Allocate(device->executor(), size));
   AsyncEventRef ready = AsyncEvent::Create();

@@ -1,6 +1,7 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -90,13 +91,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
   }
   const backend::BufferLayout& layout = program->executable->layout();
   for (const ir::ValueType& type : layout.result_types) {
-    if (!type.is_tensor()) {
+    if (!type.is_tensor() && !type.is_token()) {
       return absl::UnimplementedError(absl::StrCat("entry results of type ", type.ToString(),
                                                    " are not supported yet"));
     }
   }
   for (const ir::ValueType& type : layout.parameter_types) {
-    if (!type.is_tensor()) {
+    if (!type.is_tensor() && !type.is_token()) {
       return absl::UnimplementedError(absl::StrCat("entry parameters of type ", type.ToString(),
                                                    " are not supported yet"));
     }
@@ -163,7 +164,10 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, where, " is null"));
     }
     const ir::ValueType& want = params[i];
-    if (buffer->element_type() != want.element_type() || buffer->dims() != want.dims()) {
+    // A token parameter only orders the program after the one that made the token: JAX passes
+    // the previous launch's token result, or a bool[0] array the first time.
+    if (!want.is_token() &&
+        (buffer->element_type() != want.element_type() || buffer->dims() != want.dims())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, where, " is ", std::string(ir::ElementTypeName(buffer->element_type())),
           DimsString(buffer->dims()), " but ", program_->name, " expects ", want.ToString(),
@@ -180,7 +184,7 @@ absl::Status Executable::CheckArguments(absl::Span<Buffer* const> arguments, Dev
 
 absl::StatusOr<Executable::Launch> Executable::Execute(
     absl::Span<const std::vector<Buffer*>> arguments, absl::Span<const int64_t> non_donatable,
-    Device* only_device) {
+    Device* only_device, std::shared_ptr<const ffi::ExecutionContext> ffi_context) {
   if (deleted_) return absl::FailedPreconditionError("the executable has been deleted");
   if (only_device != nullptr && devices_.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -230,6 +234,19 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     donated[i] = i < program_->donatable.size() && program_->donatable[i] &&
                  std::find(non_donatable.begin(), non_donatable.end(),
                            static_cast<int64_t>(i)) == non_donatable.end();
+  }
+  // A donated buffer may not be passed again in the same call (XLA's rule; JAX relies on it).
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t i = 0; i < arguments[d].size() && i < donated.size(); ++i) {
+      if (!donated[i]) continue;
+      for (size_t j = 0; j < arguments[d].size(); ++j) {
+        if (j == i || arguments[d][j] != arguments[d][i]) continue;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Attempt to ", j < donated.size() && donated[j] ? "donate the same buffer twice" :
+            "use a buffer that was donated", " in Execute() (arguments ", std::min(i, j), " and ",
+            std::max(i, j), " on device ", d, "); e.g. f(donate(a), a)"));
+      }
+    }
   }
   std::vector<std::vector<int>> alias_of(devices.size(),
                                          std::vector<int>(result_types_.size(), -1));
@@ -288,6 +305,8 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   }
   std::vector<int64_t> device_ids;
   for (Device* device : devices) device_ids.push_back(device->id());
+  static std::atomic<int64_t> next_run_id{1};
+  const int64_t run_id = next_run_id.fetch_add(1, std::memory_order_relaxed);
   std::vector<AsyncEventRef> inputs_ready;
   for (size_t d = 0; d < devices.size(); ++d) {
     DeviceLaunch& w = *work[d];
@@ -328,6 +347,9 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     w.params.buffers = std::make_shared<backend::BufferAllocations>(std::move(memory));
     w.params.status = std::make_shared<backend::LaunchStatus>();
     w.params.collectives = std::move(collective);
+    w.params.device_ordinal = device->local_hardware_id();
+    w.params.run_id = run_id;
+    w.params.ffi_context = ffi_context;
     for (const auto& hold : w.holds) inputs_ready.push_back(hold.ready);
     inputs_ready.insert(inputs_ready.end(), donor_uses[d].begin(), donor_uses[d].end());
   }

@@ -6,6 +6,9 @@
 // collective ops of one launch run on the client's collectives transport, through one
 // CliqueScope per launch (a failing device aborts the cliques its peers wait in). An SPMD program
 // arrives in its per-device form (the compiler's spmd pass): every device runs it on its shards.
+// The user data a framework attaches to an execution reaches the FFI handlers the program calls.
+// Token parameters (the ordered-effect tokens JAX threads through programs) take any buffer;
+// token results are zero-byte buffers of element type token.
 #ifndef EMBER_RUNTIME_EXECUTABLE_H_
 #define EMBER_RUNTIME_EXECUTABLE_H_
 
@@ -17,6 +20,7 @@
 #include "absl/types/span.h"
 #include "compiler/driver/compile_program.h"
 #include "compiler/backend/executable.h"
+#include "ffi/execution_context.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 
@@ -46,8 +50,11 @@ class Executable {
   // `arguments[d]` are the buffers for devices()[d] (or for `only_device` when set, with one
   // list; only for single-device executables). Inputs listed in `non_donatable` are never
   // donated.
+  // `ffi_context`: user data the framework attached to this execution for the FFI handlers the
+  // program calls (may be null).
   absl::StatusOr<Launch> Execute(absl::Span<const std::vector<Buffer*>> arguments,
-                                 absl::Span<const int64_t> non_donatable, Device* only_device);
+                                 absl::Span<const int64_t> non_donatable, Device* only_device,
+                                 std::shared_ptr<const ffi::ExecutionContext> ffi_context = nullptr);
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -63,22 +63,26 @@ absl::StatusOr<std::vector<int64_t>> ByteStridesForMinorToMajor(
 }
 
 absl::Status ValidateByteStrides(ir::ElementType type, absl::Span<const int64_t> dims,
-                                 absl::Span<const int64_t> byte_strides) {
+                                 absl::Span<const int64_t> byte_strides, StrideSigns signs) {
   if (byte_strides.size() != dims.size()) {
     return absl::InvalidArgumentError(absl::StrCat("got ", byte_strides.size(),
                                                    " byte_strides for a rank-", dims.size(), " array"));
   }
-  // The furthest byte touched is sum((dim-1)*stride) + element size; it must fit in int64.
-  __int128 extent = ir::StorageBytes(type);
+  // The bytes touched lie in [lowest, highest + element size) around the first element's
+  // address; both ends must fit in int64.
+  __int128 lowest = 0;
+  __int128 highest = ir::StorageBytes(type);
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (byte_strides[i] < 0) {
+    if (byte_strides[i] < 0 && signs == StrideSigns::kNonNegative) {
       return absl::InvalidArgumentError(
           absl::StrCat("byte_strides[", i, "] is negative (", byte_strides[i], ")"));
     }
-    if (dims[i] > 0) extent += static_cast<__int128>(dims[i] - 1) * byte_strides[i];
-    if (extent > INT64_MAX) {
+    if (dims[i] <= 0) continue;
+    const __int128 span = static_cast<__int128>(dims[i] - 1) * byte_strides[i];
+    (span < 0 ? lowest : highest) += span;
+    if (highest > INT64_MAX || lowest < -static_cast<__int128>(INT64_MAX)) {
       return absl::InvalidArgumentError(absl::StrCat("byte_strides [", absl::StrJoin(byte_strides, ","),
-                                                     "] address past 2^63 bytes for shape [",
+                                                     "] address more than 2^63 bytes for shape [",
                                                      absl::StrJoin(dims, ","), "]"));
     }
   }

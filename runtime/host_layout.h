@@ -18,9 +18,15 @@ std::vector<int64_t> RowMajorByteStrides(ir::ElementType type, absl::Span<const 
 // Byte strides of a dense array whose layout is `minor_to_major` (a permutation of the dims).
 absl::StatusOr<std::vector<int64_t>> ByteStridesForMinorToMajor(
     ir::ElementType type, absl::Span<const int64_t> dims, absl::Span<const int64_t> minor_to_major);
-// Checks caller-given byte strides: one per dim, non-negative, extent within int64.
+// Whether byte strides may step backwards through memory. A source array may (numpy's
+// `a[::-1]` is described by its first element's address and a negative stride, and XLA:CPU takes
+// it); a destination given by its start and size may not.
+enum class StrideSigns { kNonNegative, kAny };
+// Checks caller-given byte strides: one per dim, of the allowed signs, the addressed bytes
+// within 2^63 of the first element.
 absl::Status ValidateByteStrides(ir::ElementType type, absl::Span<const int64_t> dims,
-                                 absl::Span<const int64_t> byte_strides);
+                                 absl::Span<const int64_t> byte_strides,
+                                 StrideSigns signs = StrideSigns::kNonNegative);
 
 }  // namespace ember::runtime
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "compiler/backend/thunk.h"
+#include "compiler/passes/cost_analysis.h"
 #include "compiler/ir/value_type.h"
 
 namespace ember::backend {
@@ -44,6 +45,7 @@ struct ExecutableReports {
   std::string buffer_report;       // the schedule and buffer assignment
   int64_t kernel_count = 0;
   int64_t generated_code_bytes = 0;
+  passes::ProgramCost cost;        // what one launch costs (PJRT_Executable_GetCostAnalysis)
 };
 
 class Executable {

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "collectives/clique_scope.h"
+#include "ffi/execution_context.h"
 #include "stream_executor/device_memory.h"
 #include "stream_executor/stream.h"
 
@@ -77,6 +78,11 @@ struct ExecuteParams {
   std::shared_ptr<const BufferAllocations> buffers;
   std::shared_ptr<LaunchStatus> status;
   std::shared_ptr<const CollectiveParams> collectives;
+  // Which launch this is, on which device (for traces and the FFI handlers the program calls),
+  // and the user data the framework attached to the execution (may be null).
+  int32_t device_ordinal = 0;
+  int64_t run_id = 0;
+  std::shared_ptr<const ffi::ExecutionContext> ffi_context;
 };
 
 class Thunk {

@@ -13,6 +13,7 @@
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
+#include "profiler/trace.h"
 
 namespace ember::compiler {
 namespace {
@@ -228,20 +229,32 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   // reference evaluator takes the program unoptimized (after the required lowerings above).
   if (backend.wants_optimized_module()) {
     passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
-    if (dump_dir.has_value()) {
-      pipeline.set_after_pass([&](int index, const std::string& name, bool,
-                                  const ir::Module& module) {
-        return dump(absl::StrCat(absl::Dec(index + 1, absl::kZeroPad2), ".", name, ".txt"),
-                    module.ToString());
-      });
-    }
+    int64_t pass_start = profiler::NowNs();
+    pipeline.set_after_pass([&](int index, const std::string& name, bool changed,
+                                const ir::Module& module) -> absl::Status {
+      // Each pass on the trace (jax.profiler.trace), then its dump.
+      if (profiler::Active()) {
+        profiler::Record({profiler::CurrentPlane(), "Compile", absl::StrCat("pass ", name),
+                          pass_start, profiler::NowNs(), {{"changed", changed ? "yes" : "no"}}});
+      }
+      if (dump_dir.has_value()) {
+        EMBER_RETURN_IF_ERROR(
+            dump(absl::StrCat(absl::Dec(index + 1, absl::kZeroPad2), ".", name, ".txt"),
+                 module.ToString()));
+      }
+      pass_start = profiler::NowNs();
+      return absl::OkStatus();
+    });
     EMBER_RETURN_IF_ERROR(pipeline.Run(*program->module).status());
   }
-  EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations));
+  {
+    profiler::ScopedEvent event("Compile", [&] { return absl::StrCat(std::string(backend.name()), " backend"); });
+    EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations));
+  }
   if (dump_dir.has_value()) {
     const backend::ExecutableReports& reports = program->executable->reports();
     if (!reports.fusion_plan_dot.empty()) EMBER_RETURN_IF_ERROR(dump("fusion.dot", reports.fusion_plan_dot));
-    EMBER_RETURN_IF_ERROR(dump("cost.txt", reports.cost_report));
+    EMBER_RETURN_IF_ERROR(dump("cost.txt", absl::StrCat(reports.cost_report, reports.cost.ToString())));
     if (!reports.buffer_report.empty()) EMBER_RETURN_IF_ERROR(dump("buffers.txt", reports.buffer_report));
   }
   return program;
@@ -250,6 +263,9 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
     std::string_view format, absl::Span<const uint8_t> code, const frontend::CompileOptions& options,
     const backend::Backend& backend, const CompilerOptions& compiler_options) {
+  profiler::ScopedEvent event("Compile", [&] {
+    return absl::StrCat("compile ", Fingerprint(code, options));
+  });
   const std::optional<std::string> dump_dir = DumpDirectory(compiler_options);
   if (dump_dir.has_value()) {
     // Dump the input first, so a program that fails to compile can be replayed.
@@ -257,7 +273,12 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileProgram(
     EMBER_RETURN_IF_ERROR(WriteDumpFile(
         *dump_dir, absl::StrCat(Fingerprint(code, options), ".input", suffix), code));
   }
-  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ReadProgram(format, code));
+  std::unique_ptr<ir::Module> module;
+  {
+    profiler::ScopedEvent read("Compile", [] { return std::string("read and import"); });
+    EMBER_ASSIGN_OR_RETURN(module, ReadProgram(format, code));
+  }
+  event.AddStat("module", module->name());
   if (dump_dir.has_value()) {
     const std::string text = module->ToString();
     EMBER_RETURN_IF_ERROR(WriteDumpFile(

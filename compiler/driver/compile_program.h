@@ -38,7 +38,7 @@ struct CompiledProgram {
   std::vector<bool> donatable;
   // Donated parameters and the results that may take their memory: tf.aliasing_output names
   // the result; a jax.buffer_donor takes the first free result of its type. The host executable
-  // keeps the safe ones (HostExecutable::result_aliases).
+  // keeps the safe ones (BufferLayout::result_aliases).
   std::vector<passes::IoAlias> donations;
   // A stable hash of the program and the options that change its meaning.
   std::string fingerprint;

@@ -33,9 +33,13 @@
 // The tolerances: the check dialect's ops carry theirs (the importer fills in the op's defaults,
 // 1e-4 and 1/0 ULP); a `stablehlo.custom_call @check.expect_*` carries none and gets the StableHLO
 // interpreter's values for the custom-call form: 1e-3 absolute, and 0 to 3 ULP.
+//   ember_eigh, ember_svd, ember_eig, ember_schur, ember_hessenberg, ember_tridiagonal
+//                                                  Ember's lowerings of JAX's linalg primitives
+//                                                  (eval_linalg_custom_calls.cc)
 // Not covered (platform-only or dynamic-only): stablehlo.dynamic_approx_top_k, LuDecomposition,
-// Eigh, lapack_* / cusolver_* / cu_* FFI kernels, tpu_custom_call, Python callbacks. Any other
-// target is an error naming it.
+// Eigh, lapack_* / cusolver_* / cu_* FFI kernels, tpu_custom_call. Any other target goes to the
+// launch's ExternalCalls (XLA FFI handlers registered at run time, ffi/), else is an error naming
+// it.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -53,6 +57,7 @@
 #include "absl/synchronization/mutex.h"
 #include "compiler/evaluator/eval_chlo.h"
 #include "compiler/evaluator/eval_family_support.h"
+#include "compiler/evaluator/eval_linalg_custom_calls.h"
 #include "compiler/evaluator/evaluator.h"
 
 namespace ember::eval {
@@ -95,19 +100,15 @@ const ir::Computation* CalledComputation(const ir::Instruction& inst) {
 
 // A backend_config entry: from a Dict attribute, or from "name = value" / "name: value" text.
 std::optional<std::string> ConfigEntry(const ir::Instruction& inst, const std::string& key) {
+  if (const ir::Attribute* value = fs::BackendConfigEntry(inst, key)) {
+    if (value->kind == ir::Attribute::Kind::kInt) return std::to_string(value->i);
+    if (value->kind == ir::Attribute::Kind::kBool) return std::string(value->b ? "true" : "false");
+    if (value->kind == ir::Attribute::Kind::kString) return value->s;
+    return value->ToString();
+  }
   const ir::Attribute* a = inst.attribute("backend_config");
   if (a == nullptr) a = inst.attribute("mhlo.backend_config");
   if (a == nullptr) return std::nullopt;
-  if (a->kind == ir::Attribute::Kind::kDict) {
-    for (const auto& [name, value] : a->dict) {
-      if (name != key) continue;
-      if (value.kind == ir::Attribute::Kind::kInt) return std::to_string(value.i);
-      if (value.kind == ir::Attribute::Kind::kBool) return std::string(value.b ? "true" : "false");
-      if (value.kind == ir::Attribute::Kind::kString) return value.s;
-      return value.ToString();
-    }
-    return std::nullopt;
-  }
   if (a->kind == ir::Attribute::Kind::kString) {
     const std::string& s = a->s;
     size_t pos = s.find(key);
@@ -502,6 +503,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* taus, fs::ArrayOperand(inst, operands, 1));
     return fs::HouseholderProductCore(inst, *a, *taus);
   }
+  if (IsLinalgCustomCall(target)) return EvalLinalgCustomCall(inst, target, operands);
   if (target == "ApproxTopK") return ApproxTopK(inst, operands, evaluator);
   if (target == "stablehlo.dynamic_top_k") return TopK(inst, operands, 2);
   if (target == "chlo.top_k") return TopK(inst, operands, 1);
@@ -563,8 +565,14 @@ absl::StatusOr<std::vector<EvalValue>> EvalCustomCall(const ir::Instruction& ins
       target == "check.expect_eq_const" || target == "check.expect_almost_eq_const") {
     return Check(inst, target, operands);
   }
+  if (ExternalCalls* external = evaluator.options().external_calls;
+      external != nullptr && external->Has(target)) {
+    return external->Call(inst, operands);
+  }
   return fs::OpUnimplemented(
-      inst, absl::StrCat("custom_call target '", target, "' is not supported by the evaluator"));
+      inst, absl::StrCat("custom_call target '", target,
+                         "' is not supported by the evaluator, and no FFI handler is registered "
+                         "for it"));
 }
 
 }  // namespace

@@ -97,6 +97,33 @@ absl::StatusOr<std::vector<bool>> BoolsAttr(const ir::Instruction& inst, std::st
   return WrongKind(inst, name, *a, "a list of booleans");
 }
 
+const ir::Attribute* BackendConfigEntry(const ir::Instruction& inst, std::string_view key) {
+  const ir::Attribute* config = inst.attribute("backend_config");
+  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) {
+    config = inst.attribute("mhlo.backend_config");
+  }
+  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) return nullptr;
+  for (const auto& [name, value] : config->dict) {
+    if (name == key) return &value;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<bool> BackendConfigFlag(const ir::Instruction& inst, std::string_view key,
+                                       bool fallback) {
+  const ir::Attribute* a = BackendConfigEntry(inst, key);
+  if (a == nullptr) return fallback;
+  if (a->kind == ir::Attribute::Kind::kBool) return a->b;
+  if (a->kind == ir::Attribute::Kind::kInt) return a->i != 0;
+  if (a->kind == ir::Attribute::Kind::kLiteral && a->literal != nullptr &&
+      a->literal->shape().element_count() == 1) {
+    EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, IntegerValues(*a->literal));
+    return v[0] != 0;
+  }
+  return OpError(inst, absl::StrCat("backend_config entry '", std::string(key), "' is ",
+                                    a->ToString(), ", not a boolean"));
+}
+
 absl::StatusOr<std::string> StringAttr(const ir::Instruction& inst, std::string_view name,
                                        std::optional<std::string> fallback) {
   const ir::Attribute* a = inst.attribute(name);

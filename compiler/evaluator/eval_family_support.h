@@ -37,6 +37,17 @@ using ::ember::eval::OpError;
 using ::ember::eval::OpUnimplemented;
 using ::ember::eval::RowMajorStrides;
 
+// Runs fn(std::type_identity<S>{}) with S = double for real floating-point element types and
+// std::complex<double> for complex ones (the linear-algebra families compute in those); other
+// types are an error naming the instruction.
+template <typename Fn>
+absl::StatusOr<std::vector<EvalValue>> ByLinalgScalar(const ir::Instruction& inst,
+                                                      ir::ElementType type, Fn&& fn) {
+  if (ir::IsFloat(type)) return fn(std::type_identity<double>{});
+  if (ir::IsComplex(type)) return fn(std::type_identity<std::complex<double>>{});
+  return OpError(inst, "operands must have a floating-point or complex element type");
+}
+
 // ---- Attributes --------------------------------------------------------------------------------
 // Readers accept the spellings frontends produce: Ints as kInts, a rank-0/1 integer kLiteral or
 // a kInt; Bools as kBools, kBool or a pred kLiteral. A missing attribute gives `fallback` when one
@@ -56,6 +67,12 @@ absl::StatusOr<std::string> StringAttr(const ir::Instruction& inst, std::string_
                                        std::optional<std::string> fallback = std::nullopt);
 absl::StatusOr<double> FloatAttr(const ir::Instruction& inst, std::string_view name,
                                  std::optional<double> fallback = std::nullopt);
+// An entry of a custom call's dictionary `backend_config` (or `mhlo.backend_config`): where
+// typed-FFI custom calls keep their attributes. Null when absent.
+const ir::Attribute* BackendConfigEntry(const ir::Instruction& inst, std::string_view key);
+// A boolean (or integer, nonzero is true) backend_config entry; `fallback` when absent.
+absl::StatusOr<bool> BackendConfigFlag(const ir::Instruction& inst, std::string_view key,
+                                       bool fallback);
 // An integer literal (or Ints) attribute as rows: a rank-2 literal [[0, 1], [2, 3]] gives
 // {{0, 1}, {2, 3}}; Ints with `row_size` > 0 are cut into rows of that size. Missing: empty.
 absl::StatusOr<std::vector<std::vector<int64_t>>> IntRowsAttr(const ir::Instruction& inst,

@@ -50,13 +50,6 @@ absl::StatusOr<BatchedMatrix> MatrixDims(const ir::Instruction& inst, const ir::
 
 // Runs fn.template operator()<S>() with S = double for real and complex<double> for complex
 // element types.
-template <typename Fn>
-absl::StatusOr<std::vector<EvalValue>> ByScalar(const ir::Instruction& inst, ir::ElementType type,
-                                                Fn&& fn) {
-  if (ir::IsFloat(type)) return fn(std::type_identity<double>{});
-  if (ir::IsComplex(type)) return fn(std::type_identity<Complex>{});
-  return fs::OpError(inst, "operands must have a floating-point or complex element type");
-}
 
 template <typename S>
 absl::StatusOr<EvalValue> ToResult(const ir::Instruction& inst, size_t i,
@@ -76,7 +69,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalCholesky(const ir::Instruction& inst,
   EMBER_ASSIGN_OR_RETURN(bool lower, fs::BoolAttr(inst, "lower", false));
   EMBER_ASSIGN_OR_RETURN(BatchedMatrix m, MatrixDims(inst, a->shape(), "a"));
   if (m.rows != m.cols) return fs::OpError(inst, "a must be square");
-  return ByScalar(inst, a->element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+  return fs::ByLinalgScalar(inst, a->element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
     using S = typename decltype(tag)::type;
     EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(*a));
     const int64_t n = m.rows;
@@ -149,7 +142,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalTriangularSolve(const ir::Instruction
         inst, absl::StrCat("shapes ", a->shape().ToString(), " and ", b->shape().ToString(),
                            " do not fit a ", left ? "left" : "right", "-side solve"));
   }
-  return ByScalar(inst, a->element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+  return fs::ByLinalgScalar(inst, a->element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
     using S = typename decltype(tag)::type;
     EMBER_ASSIGN_OR_RETURN(std::vector<S> av, fs::LiteralTo<S>(*a));
     EMBER_ASSIGN_OR_RETURN(std::vector<S> bv, fs::LiteralTo<S>(*b));
@@ -224,7 +217,7 @@ absl::StatusOr<std::vector<EvalValue>> QrCore(const ir::Instruction& inst, const
   EMBER_ASSIGN_OR_RETURN(BatchedMatrix m, MatrixDims(inst, a.shape(), "Qr operand"));
   if (inst.num_results() != 2) return OpError(inst, "Qr has two results (a, taus)");
   const int64_t rows = m.rows, cols = m.cols, k = std::min(rows, cols);
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+  return fs::ByLinalgScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
     using S = typename decltype(tag)::type;
     EMBER_ASSIGN_OR_RETURN(std::vector<S> x, LiteralTo<S>(a));
     std::vector<S> taus(static_cast<size_t>(m.batch * k), S(0));
@@ -284,7 +277,7 @@ absl::StatusOr<std::vector<EvalValue>> HouseholderProductCore(const ir::Instruct
   if (k > std::min(rows, cols)) {
     return OpError(inst, absl::StrCat(k, " reflectors for a ", rows, "x", cols, " matrix"));
   }
-  return ByScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+  return fs::ByLinalgScalar(inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
     using S = typename decltype(tag)::type;
     EMBER_ASSIGN_OR_RETURN(std::vector<S> x, LiteralTo<S>(a));
     EMBER_ASSIGN_OR_RETURN(std::vector<S> t, LiteralTo<S>(taus));

@@ -28,12 +28,24 @@ struct CollectiveHooks {
                                                       std::vector<EvalValue> operands) = 0;
 };
 
+// Custom-call targets that live outside the compiler and are bound when a program runs: the
+// XLA FFI handlers a framework or its users registered with the plugin (ffi/). The evaluator
+// consults them for custom calls it does not implement itself.
+struct ExternalCalls {
+  virtual ~ExternalCalls() = default;
+  virtual bool Has(std::string_view target) const = 0;
+  // Runs `op`, a custom_call whose target Has() accepts, on its operand values.
+  virtual absl::StatusOr<std::vector<EvalValue>> Call(const ir::Instruction& op,
+                                                      std::vector<EvalValue>& operands) = 0;
+};
+
 struct EvalOptions {
   int64_t replica_id = 0;
   int64_t partition_id = 0;
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;
   CollectiveHooks* collectives = nullptr;  // null: single device
+  ExternalCalls* external_calls = nullptr;  // null: no run-time custom-call targets
   // Bound on while-loop iterations (0: none), so a runaway program becomes an error.
   int64_t max_loop_iterations = 0;
 };

@@ -26,6 +26,7 @@ bool SupportedType(ElementType type) {
     case ElementType::kS64:
     case ElementType::kU8:
     case ElementType::kU32:
+    case ElementType::kU64:
     case ElementType::kF32:
     case ElementType::kF64:
       return true;
@@ -78,7 +79,11 @@ bool ElementwiseSupported(const ir::Instruction& inst) {
     case Opcode::kNegate:
       return !pred;
     case Opcode::kAbs:
-      return !pred && t != ElementType::kU8 && t != ElementType::kU32;
+      return !pred && t != ElementType::kU8 && t != ElementType::kU32 && t != ElementType::kU64;
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic:
+      return !fl && !pred;
     case Opcode::kDivide:
     case Opcode::kRemainder:
     case Opcode::kPower:
@@ -110,6 +115,12 @@ bool ElementwiseSupported(const ir::Instruction& inst) {
     case Opcode::kConvert: {
       const ElementType from = inst.operand(0)->type().element_type();
       return !IsFloatType(from) || IsFloatType(t);  // float -> int/pred stays with the evaluator
+    }
+    case Opcode::kBitcastConvert: {
+      // Same width (the dims stay): the bits are copied. Not to or from pred, whose bytes must
+      // stay 0 or 1.
+      const ElementType from = inst.operand(0)->type().element_type();
+      return !pred && from != ElementType::kPred && ir::StorageBytes(from) == ir::StorageBytes(t);
     }
     default:
       return false;
@@ -231,11 +242,13 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
 }
 
 // A request: the node's values at `n` linear indices, either start, start+1, ... (list null)
-// or list[0..n).
+// or list[0..n). `serial` names a request other than the chunk itself (see Eval's memo); it is
+// passed down unchanged through elementwise nodes, and every new request gets a new one.
 struct Request {
   const int64_t* list = nullptr;
   int64_t start = 0;
   int64_t n = 0;
+  uint64_t serial = 0;
 };
 
 // For a contiguous request (r.list null, rank >= 1): calls fn(i, index_i, run) for each run of
@@ -455,6 +468,9 @@ void IntUnary(Opcode op, bool pred, const T* a, T* o, int64_t n) {
 }
 
 template <typename T>
+constexpr std::make_unsigned_t<T> kBits = static_cast<std::make_unsigned_t<T>>(8 * sizeof(T));
+
+template <typename T>
 void IntBinary(Opcode op, const T* a, const T* b, T* o, int64_t n) {
   using U = Unsigned<T>;
   switch (op) {
@@ -466,6 +482,28 @@ void IntBinary(Opcode op, const T* a, const T* b, T* o, int64_t n) {
     case Opcode::kAnd: for (int64_t i = 0; i < n; ++i) o[i] = a[i] & b[i]; return;
     case Opcode::kOr: for (int64_t i = 0; i < n; ++i) o[i] = a[i] | b[i]; return;
     case Opcode::kXor: for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ b[i]; return;
+    // StableHLO shifts: the amount is read as unsigned; amounts of the width or more shift
+    // everything out (arithmetic right shifts then fill with the sign).
+    case Opcode::kShiftLeft:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        o[i] = k >= kBits<T> ? T(0) : static_cast<T>(static_cast<U>(a[i]) << k);
+      }
+      return;
+    case Opcode::kShiftRightLogical:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        o[i] = k >= kBits<T> ? T(0) : static_cast<T>(static_cast<U>(a[i]) >> k);
+      }
+      return;
+    case Opcode::kShiftRightArithmetic:
+      for (int64_t i = 0; i < n; ++i) {
+        const U k = static_cast<U>(b[i]);
+        using S = std::make_signed_t<T>;
+        const S v = static_cast<S>(a[i]);
+        o[i] = static_cast<T>(k >= kBits<T> ? (v < 0 ? S(-1) : S(0)) : static_cast<S>(v >> k));
+      }
+      return;
     default: return;
   }
 }
@@ -504,8 +542,8 @@ void ConvertLoop(const From* a, To* o, int64_t n, bool to_pred) {
 
 #define EMBER_FAST_TYPES(X)                                                                    \
   X(ElementType::kPred, uint8_t) X(ElementType::kS32, int32_t) X(ElementType::kS64, int64_t) \
-  X(ElementType::kU8, uint8_t) X(ElementType::kU32, uint32_t) X(ElementType::kF32, float)    \
-  X(ElementType::kF64, double)
+  X(ElementType::kU8, uint8_t) X(ElementType::kU32, uint32_t) X(ElementType::kU64, uint64_t)   \
+  X(ElementType::kF32, float) X(ElementType::kF64, double)
 
 template <typename From>
 void ConvertFrom(const From* a, ElementType to, void* o, int64_t n) {
@@ -545,6 +583,10 @@ void ComputeTyped(const Node& node, const void* const* in, void* out, int64_t n)
 }
 
 void Compute(const Node& node, const void* const* in, void* out, int64_t n) {
+  if (node.op == Opcode::kBitcastConvert) {
+    std::memcpy(out, in[0], static_cast<size_t>(n * TypeBytes(node.type)));
+    return;
+  }
   if (node.op == Opcode::kCompare) {
     switch (node.in_type) {
 #define EMBER_CASE(E, T)                                                                     \
@@ -584,12 +626,16 @@ void IotaLoop(const Request& r, int64_t div, int64_t mod, T* o) {
   }
 }
 
-// Per-thread scratch: slots of kChunk 8-byte words and the memo of identity requests.
+// Per-thread scratch: slots of kChunk 8-byte words, the memo of identity requests and the
+// memo of other requests (one per node: the last serial it answered and where the values are).
 struct Scratch {
   std::vector<uint64_t> words;
   std::vector<uint64_t> memo_gen;
   std::vector<const void*> memo_ptr;
+  std::vector<uint64_t> request_serial;
+  std::vector<const void*> request_ptr;
   uint64_t gen = 0;
+  uint64_t last_serial = 0;
   void* slot(int s) { return words.data() + static_cast<size_t>(s) * kChunk; }
 };
 
@@ -600,6 +646,8 @@ Scratch& ThreadScratch(int slots, size_t nodes) {
   if (scratch.memo_gen.size() < nodes) {
     scratch.memo_gen.resize(nodes, 0);
     scratch.memo_ptr.resize(nodes, nullptr);
+    scratch.request_serial.resize(nodes, 0);
+    scratch.request_ptr.resize(nodes, nullptr);
   }
   return scratch;
 }
@@ -617,16 +665,26 @@ struct Context {
   int64_t acc_base = 0;
 };
 
+// A request for other values than the chunk's, with a new serial.
+Request NewRequest(Context& c, const int64_t* list, int64_t start, int64_t n) {
+  return Request{list, start, n, ++c.scratch.last_serial};
+}
+
 // The node's values for request `r`. Identity requests (the chunk itself) are computed once per
 // chunk into the node's memo slot (the root's go straight to the kernel output); other requests
-// are written to `dst`, an edge slot of the caller. Returns where the values are (possibly an
-// input buffer or an operand's result).
+// are written to `dst`, an edge slot of the caller, and remembered by serial, so a node that
+// several nodes of one request use (a DAG such as threefry's rounds under a slice or broadcast)
+// is computed once per request, not once per path. A node's values for a serial are in a slot
+// only its evaluations for this node write, so they stay valid while the serial is in use.
+// Returns where the values are (possibly an input buffer or an operand's result).
 const void* Eval(Context& c, int id, const Request& r, void* dst) {
   const Node& node = c.nodes[id];
   const bool identity = r.list == nullptr && r.start == c.start && r.n == c.n;
   if (identity) {
     if (c.scratch.memo_gen[id] == c.scratch.gen) return c.scratch.memo_ptr[id];
     dst = id == c.root && c.root_dst != nullptr ? c.root_dst : c.scratch.slot(node.memo_slot);
+  } else if (r.serial != 0 && c.scratch.request_serial[id] == r.serial) {
+    return c.scratch.request_ptr[id];
   }
   const int bytes = TypeBytes(node.type);
   const void* result = nullptr;
@@ -666,8 +724,8 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
     case NodeKind::kMap: {
       void* out = dst;
       if (node.src_single) {
-        Request one{nullptr, 0, 1};
-        const void* v = Eval(c, node.operands[0], one, c.scratch.slot(node.edge_slot));
+        const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, 0, 1),
+                             c.scratch.slot(node.edge_slot));
         uint64_t value = 0;
         std::memcpy(&value, v, bytes);
         FillBytes(&value, bytes, r.n, out);
@@ -704,10 +762,10 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
                    [&](int64_t at, int64_t cur, int64_t run) {
                      uint8_t* dst_run = o + at * bytes;
                      if (fill) {
-                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, 1}, edge);
+                       const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, cur, 1), edge);
                        FillBytes(v, bytes, run, dst_run);
                      } else {
-                       const void* v = Eval(c, node.operands[0], Request{nullptr, cur, run}, dst_run);
+                       const void* v = Eval(c, node.operands[0], NewRequest(c, nullptr, cur, run), dst_run);
                        if (v != dst_run) std::memmove(dst_run, v, static_cast<size_t>(run * bytes));
                      }
                    });
@@ -715,8 +773,7 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
       } else {
         auto* indices = static_cast<int64_t*>(c.scratch.slot(node.index_slot));
         MapIndices(r, node.dims, node.src_stride, node.src_offset, indices);
-        Request inner{indices, 0, r.n};
-        result = Eval(c, node.operands[0], inner, out);
+        result = Eval(c, node.operands[0], NewRequest(c, indices, 0, r.n), out);
       }
       break;
     }
@@ -725,8 +782,7 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
       for (size_t i = 0; i < node.operands.size(); ++i) {
         void* edge = c.scratch.slot(node.edge_slot + static_cast<int>(i));
         if (node.scalar[i]) {
-          Request one{nullptr, 0, 1};
-          const void* v = Eval(c, node.operands[i], one, edge);
+          const void* v = Eval(c, node.operands[i], NewRequest(c, nullptr, 0, 1), edge);
           const int ob = TypeBytes(c.nodes[node.operands[i]].type);
           uint64_t value = 0;
           std::memcpy(&value, v, ob);
@@ -745,6 +801,9 @@ const void* Eval(Context& c, int id, const Request& r, void* dst) {
   if (identity) {
     c.scratch.memo_gen[id] = c.scratch.gen;
     c.scratch.memo_ptr[id] = result;
+  } else if (r.serial != 0) {
+    c.scratch.request_serial[id] = r.serial;
+    c.scratch.request_ptr[id] = result;
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/cost_analysis.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/row_groups.h"
 #include "compiler/passes/schedule.h"
@@ -137,6 +138,12 @@ bool IsCheapLaunch(const ir::Computation& entry) {
   return true;
 }
 
+// A launch's name on traces: the program's (jit_step), as XLA names its launches.
+std::string LaunchName(const ir::Computation& entry) {
+  if (entry.module() != nullptr && !entry.module()->name().empty()) return entry.module()->name();
+  return entry.name();
+}
+
 // The whole entry through the reference evaluator, on copies of the arguments.
 std::unique_ptr<Executable> EvaluatorExecutable(const ir::Computation& entry,
                                                 absl::Span<const passes::IoAlias> donations,
@@ -170,8 +177,9 @@ std::unique_ptr<Executable> EvaluatorExecutable(const ir::Computation& entry,
   ExecutableReports reports;
   reports.cost_report = absl::StrCat("the reference evaluator runs the whole entry @", entry.name(),
                                      ": ", why, "\n");
+  reports.cost = passes::AnalyzeCost(entry);
   return std::make_unique<Executable>(std::move(backend_name), kPlatform,
-                                      std::make_unique<HostThunkSequence>(std::move(thunks), 0),
+                                      std::make_unique<HostThunkSequence>(LaunchName(entry), std::move(thunks), 0),
                                       std::move(layout), std::move(reports),
                                       /*dispatch_inline=*/false);
 }
@@ -288,13 +296,14 @@ class HostCompilation {
         ++fast_kernels;
         continue;
       }
-      if (kernel.kind == passes::KernelKind::kDot && kernel.inputs.size() == 2 &&
-          kernel.root()->operand(0) == kernel.inputs[0] &&
-          kernel.root()->operand(1) == kernel.inputs[1]) {
+      // (One input: x @ x, both operands the same value.)
+      if (kernel.kind == passes::KernelKind::kDot && !kernel.inputs.empty() &&
+          kernel.inputs.size() <= 2 && kernel.root()->operand(0) == kernel.inputs[0] &&
+          kernel.root()->operand(1) == kernel.inputs.back()) {
         absl::StatusOr<std::unique_ptr<fast::DotKernel>> dot = fast::DotKernel::Create(*kernel.root());
         if (dot.ok()) {
           thunks.push_back(std::make_unique<DotThunk>(name, *std::move(dot), refs_.at(kernel.inputs[0]),
-                                                      refs_.at(kernel.inputs[1]),
+                                                      refs_.at(kernel.inputs.back()),
                                                       refs_.at(kernel.outputs[0])));
           ++fast_kernels;
           continue;
@@ -345,8 +354,10 @@ class HostCompilation {
                     plan_.kernels.size(), " (the rest run through the evaluator's op table)\n");
     reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
     reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
+    reports.cost = passes::AnalyzeCost(entry_, &plan_);
     return std::make_unique<Executable>(
-        "host", kPlatform, std::make_unique<HostThunkSequence>(std::move(thunks), num_other_),
+        "host", kPlatform,
+        std::make_unique<HostThunkSequence>(LaunchName(entry_), std::move(thunks), num_other_),
         std::move(layout_), std::move(reports), IsCheapLaunch(entry_));
   }
 

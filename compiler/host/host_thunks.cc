@@ -6,13 +6,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "profiler/trace.h"
 
 namespace ember::host {
 
 HostRunContext::HostRunContext(const backend::BufferAllocations& buffers,
                                std::shared_ptr<const backend::CollectiveParams> collectives,
-                               int num_other_values)
-    : buffers_(buffers), collectives_(std::move(collectives)), other_(num_other_values) {}
+                               int num_other_values, int32_t device_ordinal, int64_t run_id,
+                               std::shared_ptr<const ffi::ExecutionContext> ffi_context)
+    : buffers_(buffers),
+      collectives_(std::move(collectives)),
+      other_(num_other_values),
+      ffi_calls_(device_ordinal, run_id != 0 ? run_id : ffi::FfiCalls::NewRunId(),
+                 std::move(ffi_context)) {}
 
 uint8_t* HostRunContext::Address(const ValueRef& ref) const {
   switch (ref.kind) {
@@ -51,6 +57,7 @@ eval::Evaluator& HostRunContext::evaluator() {
       options.num_replicas = collectives_->num_replicas;
       options.num_partitions = collectives_->num_partitions;
     }
+    options.external_calls = &ffi_calls_;
     evaluator_.emplace(options);
   }
   return *evaluator_;
@@ -63,7 +70,12 @@ absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) co
   }
   return params.stream->EnqueueHostCallback([this, params]() -> absl::Status {
     if (!params.status->ok()) return absl::OkStatus();  // an earlier part of the launch failed
-    HostRunContext context(*params.buffers, params.collectives, num_other_values());
+    HostRunContext context(*params.buffers, params.collectives, num_other_values(),
+                           params.device_ordinal, params.run_id, params.ffi_context);
+    // The launch on the trace (jax.profiler.trace), on its device's plane; the thunks it runs
+    // record their kernels on the same plane.
+    profiler::ScopedPlane plane(absl::StrCat("/custom:Ember device ", params.device_ordinal));
+    profiler::ScopedEvent launch("Launches", [&] { return name(); });
     params.status->Fail(Run(context));
     // A failed launch fails its outputs, not the device's stream.
     return absl::OkStatus();
@@ -71,7 +83,10 @@ absl::Status HostThunk::ExecuteOnStream(const backend::ExecuteParams& params) co
 }
 
 absl::Status HostThunkSequence::Run(HostRunContext& context) const {
-  for (const auto& thunk : thunks_) EMBER_RETURN_IF_ERROR(thunk->Run(context));
+  for (const auto& thunk : thunks_) {
+    profiler::ScopedEvent trace("Kernels", [&] { return thunk->name(); });
+    EMBER_RETURN_IF_ERROR(thunk->Run(context));
+  }
   return absl::OkStatus();
 }
 
@@ -199,6 +214,10 @@ absl::Status EvaluatorProgramThunk::Run(HostRunContext& context) const {
   std::vector<eval::EvalValue> args;
   args.reserve(parameters_.size());
   for (const ValueRef& p : parameters_) {
+    if (p.value->type().is_token()) {  // orders the launch; carries no data
+      args.push_back(eval::EvalValue::Token());
+      continue;
+    }
     EMBER_ASSIGN_OR_RETURN(eval::EvalValue value, context.Read(p));
     args.push_back(std::move(value));
   }
@@ -209,6 +228,7 @@ absl::Status EvaluatorProgramThunk::Run(HostRunContext& context) const {
                                             " values, expected ", results_.size()));
   }
   for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind == eval::EvalValue::Kind::kToken && results_[i].slice.size == 0) continue;
     if (values[i].kind != eval::EvalValue::Kind::kArray) {
       return absl::InternalError(absl::StrCat("result ", i, " is not an array"));
     }

@@ -21,6 +21,8 @@
 #include "compiler/host/fast_kernels.h"
 #include "compiler/host/thread_pool.h"
 #include "compiler/ir/module.h"
+#include "ffi/execution_context.h"
+#include "ffi/ffi_calls.h"
 
 namespace ember::host {
 
@@ -37,9 +39,12 @@ struct ValueRef {
 // One run of a launch on one host device.
 class HostRunContext {
  public:
+  // `device_ordinal`, `run_id` and `ffi_context` are what the FFI handlers the program calls see
+  // (run id 0: a fresh one).
   HostRunContext(const backend::BufferAllocations& buffers,
-                 std::shared_ptr<const backend::CollectiveParams> collectives,
-                 int num_other_values);
+                 std::shared_ptr<const backend::CollectiveParams> collectives, int num_other_values,
+                 int32_t device_ordinal = 0, int64_t run_id = 0,
+                 std::shared_ptr<const ffi::ExecutionContext> ffi_context = nullptr);
 
   uint8_t* Address(const ValueRef& ref) const;
   // A copy of the value for the evaluator's op table.
@@ -47,7 +52,7 @@ class HostRunContext {
   eval::EvalValue& other(int index) { return other_[index]; }
   const backend::BufferAllocations& buffers() const { return buffers_; }
   // One evaluator per run (it keeps per-run state: probes, plans), with this device's
-  // replica/partition ids and collective hooks.
+  // replica/partition ids, collective hooks and FFI handlers.
   eval::Evaluator& evaluator();
   ThreadPool& pool() { return ThreadPool::Default(); }
 
@@ -56,6 +61,7 @@ class HostRunContext {
   std::shared_ptr<const backend::CollectiveParams> collectives_;
   std::vector<eval::EvalValue> other_;
   std::unique_ptr<CommunicatorHooks> hooks_;
+  ffi::FfiCalls ffi_calls_;
   std::optional<eval::Evaluator> evaluator_;
 };
 
@@ -73,8 +79,12 @@ class HostThunk : public backend::Thunk {
 
 class HostThunkSequence final : public HostThunk {
  public:
-  HostThunkSequence(std::vector<std::unique_ptr<HostThunk>> thunks, int num_other_values)
-      : HostThunk(Kind::kSequence, "host"), thunks_(std::move(thunks)), num_other_(num_other_values) {}
+  // `name`: the program it runs (the launch's name on traces).
+  HostThunkSequence(std::string name, std::vector<std::unique_ptr<HostThunk>> thunks,
+                    int num_other_values)
+      : HostThunk(Kind::kSequence, std::move(name)),
+        thunks_(std::move(thunks)),
+        num_other_(num_other_values) {}
   absl::Status Run(HostRunContext& context) const override;
   int num_other_values() const override { return num_other_; }
   const std::vector<std::unique_ptr<HostThunk>>& thunks() const { return thunks_; }

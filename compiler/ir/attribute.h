@@ -39,6 +39,11 @@ struct Attribute {
   std::vector<std::pair<std::string, Attribute>> dict;
   std::shared_ptr<const Mesh> mesh;               // kMesh
   std::shared_ptr<const TensorSharding> sharding;  // kSharding
+  // kInt / kFloat (and the elements of kInts / kFloats) read from a typed MLIR attribute: its
+  // element type (i32, ui64, f32, ...), which custom-call handlers that receive attributes (XLA
+  // FFI) check; kInvalid when the source gave none (then i64 / f64). Not part of equality: the
+  // value is what the op means.
+  ElementType scalar_type = ElementType::kInvalid;
 
   // Defined where Attribute is complete (attribute.cc): `list` and `dict` hold Attributes, and
   // std::pair may not be instantiated with an incomplete type (clang with libstdc++ rejects it).

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "pjrt_plugin/include/pjrt_c_api_ffi_extension.h"
+#include "pjrt_plugin/include/pjrt_c_api_profiler_extension.h"
 #include "tests/capi/capi_test_util.h"
 
 namespace ember::capi_test {
@@ -232,6 +234,129 @@ TEST_F(CapiAbiTest, ErrorObjectCarriesAConsistentFunctionTable) {
 
   // Destroying through the table is what XLA's DestroyPjRtError does.
   table->destroy(error.release());
+}
+
+}  // namespace
+}  // namespace ember::capi_test
+
+namespace ember::capi_test {
+namespace {
+
+// The FFI extension on the extension chain (what JAX and plugin packages look for) registers
+// handlers and type ids, attaches user data to execute contexts, and rejects bad input.
+TEST(CapiFfiExtensionTest, RegistersHandlersTypesAndUserData) {
+  const PJRT_Api* api = Api();
+  ASSERT_NE(api, nullptr) << LoadError();
+  const PJRT_FFI_Extension* ffi = nullptr;
+  for (const PJRT_Extension_Base* e = api->extension_start; e != nullptr; e = e->next) {
+    if (e->type == PJRT_Extension_Type_FFI) ffi = reinterpret_cast<const PJRT_FFI_Extension*>(e);
+  }
+  ASSERT_NE(ffi, nullptr);
+  EXPECT_EQ(ffi->base.struct_size, sizeof(PJRT_FFI_Extension));
+
+  static const auto handler = +[](void*) -> void* { return nullptr; };
+  PJRT_FFI_Register_Handler_Args reg{};
+  reg.struct_size = PJRT_FFI_Register_Handler_Args_STRUCT_SIZE;
+  reg.target_name = "ember_capi_test_target";
+  reg.target_name_size = std::strlen(reg.target_name);
+  reg.api_version = 1;
+  reg.handler = reinterpret_cast<void*>(handler);
+  reg.platform_name = "ember";
+  reg.platform_name_size = 5;
+  EXPECT_TRUE(TakeError(ffi->register_handler(&reg)).ok());
+  reg.api_version = 0;
+  ErrorInfo untyped = TakeError(ffi->register_handler(&reg));
+  EXPECT_EQ(untyped.code, PJRT_Error_Code_UNIMPLEMENTED) << untyped;
+  reg.api_version = 1;
+  reg.platform_name = "cuda";
+  reg.platform_name_size = 4;
+  EXPECT_EQ(TakeError(ffi->register_handler(&reg)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TakeError(ffi->register_handler(nullptr)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+
+  PJRT_FFI_TypeID_Register_Args type{};
+  type.struct_size = PJRT_FFI_TypeID_Register_Args_STRUCT_SIZE;
+  type.type_name = "ember_capi_test_type";
+  type.type_name_size = std::strlen(type.type_name);
+  ASSERT_TRUE(TakeError(ffi->type_id_register(&type)).ok());
+  EXPECT_NE(type.type_id, 0);
+
+  auto create = EMBER_ARGS(PJRT_ExecuteContext_Create_Args);
+  ASSERT_TRUE(TakeError(api->PJRT_ExecuteContext_Create(&create)).ok());
+  ASSERT_NE(create.context, nullptr);
+  static int deleted = 0;
+  PJRT_FFI_UserData_Add_Args add{};
+  add.struct_size = PJRT_FFI_UserData_Add_Args_STRUCT_SIZE;
+  add.context = create.context;
+  add.user_data = {type.type_id, &deleted, +[](void* p) { ++*static_cast<int*>(p); }};
+  EXPECT_TRUE(TakeError(ffi->user_data_add(&add)).ok());
+  EXPECT_EQ(TakeError(ffi->user_data_add(&add)).code, PJRT_Error_Code_ALREADY_EXISTS);
+  add.context = nullptr;
+  EXPECT_EQ(TakeError(ffi->user_data_add(&add)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  auto destroy = EMBER_ARGS(PJRT_ExecuteContext_Destroy_Args);
+  destroy.context = create.context;
+  ASSERT_TRUE(TakeError(api->PJRT_ExecuteContext_Destroy(&destroy)).ok());
+  EXPECT_EQ(deleted, 1);  // the deleter ran with the context
+}
+
+}  // namespace
+}  // namespace ember::capi_test
+
+namespace ember::capi_test {
+namespace {
+
+// The profiler extension: a profiler records between Start and Stop and hands its events over
+// as XSpace bytes it keeps (XLA's plugin tracer reads them in place) or copies into a caller's
+// buffer; bad calls are errors with a message and a code, never crashes.
+TEST(CapiProfilerExtensionTest, LifecycleAndBadInput) {
+  const PJRT_Api* api = Api();
+  ASSERT_NE(api, nullptr) << LoadError();
+  const PJRT_Profiler_Extension* ext = nullptr;
+  for (const PJRT_Extension_Base* e = api->extension_start; e != nullptr; e = e->next) {
+    if (e->type == PJRT_Extension_Type_Profiler) {
+      ext = reinterpret_cast<const PJRT_Profiler_Extension*>(e);
+    }
+  }
+  ASSERT_NE(ext, nullptr);
+  const PLUGIN_Profiler_Api* p = ext->profiler_api;
+  ASSERT_NE(p, nullptr);
+  PLUGIN_Profiler_Create_Args create{sizeof(create), nullptr, 0, nullptr};
+  ASSERT_EQ(p->create(&create), nullptr);
+  PLUGIN_Profiler_Start_Args start{sizeof(start), create.profiler};
+  ASSERT_EQ(p->start(&start), nullptr);
+  PLUGIN_Profiler_Stop_Args stop{sizeof(stop), create.profiler};
+  ASSERT_EQ(p->stop(&stop), nullptr);
+  PLUGIN_Profiler_CollectData_Args collect{sizeof(collect), create.profiler, nullptr, 0};
+  ASSERT_EQ(p->collect_data(&collect), nullptr);
+  const size_t size = collect.buffer_size_in_bytes;
+  EXPECT_TRUE(size == 0 || collect.buffer != nullptr);
+  std::vector<uint8_t> copy(size + 1);
+  collect.buffer = copy.data();
+  collect.buffer_size_in_bytes = copy.size();
+  ASSERT_EQ(p->collect_data(&collect), nullptr);
+  EXPECT_EQ(collect.buffer_size_in_bytes, size);
+  collect.buffer_size_in_bytes = 0;  // too small for anything
+  PLUGIN_Profiler_Error* small = size > 0 ? p->collect_data(&collect) : nullptr;
+  if (small != nullptr) {
+    PLUGIN_Profiler_Error_Destroy_Args destroy_error{sizeof(destroy_error), nullptr, small};
+    p->error_destroy(&destroy_error);
+  }
+  PLUGIN_Profiler_Start_Args null_profiler{sizeof(null_profiler), nullptr};
+  PLUGIN_Profiler_Error* error = p->start(&null_profiler);
+  ASSERT_NE(error, nullptr);
+  PLUGIN_Profiler_Error_Message_Args message{sizeof(message), nullptr, error, nullptr, 0};
+  p->error_message(&message);
+  EXPECT_THAT(std::string(message.message, message.message_size), HasSubstr("profiler"));
+  PLUGIN_Profiler_Error_GetCode_Args code{sizeof(code), nullptr, error, 0};
+  EXPECT_EQ(p->error_get_code(&code), nullptr);
+  EXPECT_EQ(code.code, 3);  // INVALID_ARGUMENT
+  PLUGIN_Profiler_Error_Destroy_Args destroy_error{sizeof(destroy_error), nullptr, error};
+  p->error_destroy(&destroy_error);
+  PLUGIN_Profiler_Error* null_args = p->create(nullptr);
+  EXPECT_NE(null_args, nullptr);
+  PLUGIN_Profiler_Error_Destroy_Args destroy_null{sizeof(destroy_null), nullptr, null_args};
+  p->error_destroy(&destroy_null);
+  PLUGIN_Profiler_Destroy_Args destroy{sizeof(destroy), create.profiler};
+  EXPECT_EQ(p->destroy(&destroy), nullptr);
 }
 
 }  // namespace

@@ -284,11 +284,10 @@ TEST_F(CapiBadInputTest, BadByteStridesAreRejected) {
   const std::vector<std::vector<int64_t>> bad_strides = {
       {4},             // one stride for a rank-2 array
       {24, 4, 1},      // three strides
-      {-24, 4},        // negative
-      {24, -4},        // negative
       {INT64_MAX, 4},  // reaches far outside the host array
       {4, INT64_MAX},
-      {INT64_MIN, 4},
+      {INT64_MIN, 4},  // reaches far before it (negative strides are fine when they fit)
+      {-(int64_t{1} << 62), 4},
   };
   for (const std::vector<int64_t>& strides : bad_strides) {
     SCOPED_TRACE(::testing::PrintToString(strides));

@@ -162,6 +162,29 @@ TEST_F(CapiTransferTest, PaddedRowStridesSkipThePadding) {
   }
 }
 
+// numpy's a[::-1, ::-2] of a [4, 6] array: the data pointer is the first element of the view
+// (the original's last row) and both strides are negative, as XLA:CPU accepts them.
+TEST_F(CapiTransferTest, NegativeByteStridesWalkBackwards) {
+  constexpr int64_t kRows = 4, kCols = 6;
+  std::vector<float> base = RandomFloats(kRows * kCols, 7);
+  std::vector<int64_t> strides = {-kCols * static_cast<int64_t>(sizeof(float)),
+                                  -2 * static_cast<int64_t>(sizeof(float))};
+  UploadSpec spec = F32Spec(base, {kRows, kCols / 2}, FirstDevice(),
+                            PJRT_HostBufferSemantics_kImmutableOnlyDuringCall);
+  spec.data = base.data() + (kRows - 1) * kCols + (kCols - 1);
+  spec.byte_strides = &strides;
+  Upload upload = FromHost(client_.get(), spec);
+  ASSERT_TRUE(upload.status.ok()) << upload.status;
+  std::vector<float> dense = ToHostF32(upload.buffer.get());
+  ASSERT_EQ(dense.size(), static_cast<size_t>(kRows * kCols / 2));
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols / 2; ++j) {
+      ASSERT_EQ(dense[i * (kCols / 2) + j], base[(kRows - 1 - i) * kCols + (kCols - 1 - 2 * j)])
+          << i << "," << j;
+    }
+  }
+}
+
 TEST_F(CapiTransferTest, ExplicitDenseStridesEqualNoStrides) {
   std::vector<float> data = RandomFloats(24, 6);
   std::vector<int64_t> strides = {12 * sizeof(float), 4 * sizeof(float), sizeof(float)};

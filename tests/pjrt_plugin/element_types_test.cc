@@ -22,7 +22,10 @@ TEST(ElementTypesTest, EveryArrayTypeRoundTrips) {
   EXPECT_EQ(mapped, 32);
   EXPECT_FALSE(FromPjrtBufferType(static_cast<PJRT_Buffer_Type>(99)).ok());
   EXPECT_EQ(ToPjrtBufferType(ir::ElementType::kF32), PJRT_Buffer_Type_F32);
-  EXPECT_EQ(ToPjrtBufferType(ir::ElementType::kToken), PJRT_Buffer_Type_INVALID);
+  // Token results (ordered effects) are reported as TOKEN buffers; nothing uploads one.
+  EXPECT_EQ(ToPjrtBufferType(ir::ElementType::kToken), PJRT_Buffer_Type_TOKEN);
+  EXPECT_FALSE(FromPjrtBufferType(PJRT_Buffer_Type_TOKEN).ok());
+  EXPECT_EQ(ToPjrtBufferType(ir::ElementType::kInvalid), PJRT_Buffer_Type_INVALID);
 }
 
 }  // namespace

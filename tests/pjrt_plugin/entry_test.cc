@@ -52,12 +52,12 @@ TEST(EntryTest, NullArgsAndShortStructSize) {
 
 TEST(EntryTest, UnimplementedEntriesNameThemselves) {
   const PJRT_Api* api = GetPjrtApi();
-  PJRT_Executable_GetCostAnalysis_Args args{};
-  args.struct_size = PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE;
+  PJRT_CopyToDeviceStream_AddChunk_Args args{};
+  args.struct_size = PJRT_CopyToDeviceStream_AddChunk_Args_STRUCT_SIZE;
   absl::StatusCode code;
-  std::string message = Consume(api->PJRT_Executable_GetCostAnalysis(&args), &code);
+  std::string message = Consume(api->PJRT_CopyToDeviceStream_AddChunk(&args), &code);
   EXPECT_EQ(code, absl::StatusCode::kUnimplemented);
-  EXPECT_NE(message.find("PJRT_Executable_GetCostAnalysis"), std::string::npos);
+  EXPECT_NE(message.find("PJRT_CopyToDeviceStream_AddChunk"), std::string::npos);
 }
 
 TEST(EntryTest, PluginAttributesAreUniqueAndTyped) {

@@ -125,7 +125,11 @@ TEST(ClientTest, RejectsBadShapesAndTypes) {
   auto sem = HostBufferSemantics::kImmutableOnlyDuringCall;
   EXPECT_FALSE(client->BufferFromHostBuffer(&x, ElementType::kF32, {-1}, {}, sem, memory, &done).ok());
   EXPECT_FALSE(client->BufferFromHostBuffer(&x, ElementType::kToken, {1}, {}, sem, memory, &done).ok());
-  EXPECT_FALSE(client->BufferFromHostBuffer(&x, ElementType::kF32, {2}, {-4}, sem, memory, &done).ok());
+  // Strides may run backwards, but not past 2^63 bytes, and one per dimension.
+  EXPECT_FALSE(
+      client->BufferFromHostBuffer(&x, ElementType::kF32, {2}, {INT64_MIN}, sem, memory, &done).ok());
+  EXPECT_FALSE(
+      client->BufferFromHostBuffer(&x, ElementType::kF32, {2}, {4, 4}, sem, memory, &done).ok());
   EXPECT_FALSE(client->BufferFromHostBuffer(nullptr, ElementType::kF32, {2}, {}, sem, memory, &done).ok());
 }
 

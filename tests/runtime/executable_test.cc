@@ -134,6 +134,38 @@ TEST(ExecutableTest, DonatedArgumentsBecomeResultsOnEveryReplica) {
   }
 }
 
+// A donated buffer passed again in the same call is an error (as on XLA), and the buffer
+// stays: nothing is deleted or launched.
+constexpr char kDonatedTwice[] = R"(
+module @donated_twice {
+  func.func @main(%x: tensor<8xf32> {jax.buffer_donor = true}, %y: tensor<8xf32>) -> tensor<8xf32> {
+    %r = stablehlo.add %x, %y : tensor<8xf32>
+    return %r : tensor<8xf32>
+  }
+})";
+
+TEST(ExecutableTest, DonatingABufferPassedTwiceIsAnError) {
+  auto client = MakeClient(1);
+  auto executable = Build(client, kDonatedTwice, 1, 1);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  const std::vector<float> in = Random(8, 3);
+  std::unique_ptr<Buffer> x = Upload(*client, client->devices()[0], in, {8});
+  std::vector<std::vector<Buffer*>> args = {{x.get(), x.get()}};
+  auto launch = (*executable)->Execute(args, {}, nullptr);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_EQ(launch.status().code(), absl::StatusCode::kInvalidArgument) << launch.status();
+  EXPECT_NE(launch.status().message().find("donated"), std::string::npos) << launch.status();
+  EXPECT_FALSE(x->IsDeleted());
+  EXPECT_EQ(Download(*x), in);
+  // Not donated on this call: fine.
+  const int64_t keep[] = {0};
+  auto kept = (*executable)->Execute(args, keep, nullptr);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->done[0]->Await().ok());
+  const std::vector<float> out = Download(*kept->outputs[0][0]);
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(out[i], in[i] + in[i]);
+}
+
 // collective_reduce (StableHLO 1.19): the root of each group gets the reduction, the others
 // zeros; with has_dynamic_root the root's rank in the group is the last operand.
 constexpr char kCollectiveReduce[] = R"(

@@ -33,6 +33,13 @@ TEST(HostLayoutTest, ValidateByteStrides) {
   EXPECT_FALSE(ValidateByteStrides(ElementType::kF32, {2, 3}, {4}).ok());
   EXPECT_FALSE(ValidateByteStrides(ElementType::kF32, {2, 3}, {-4, 8}).ok());
   EXPECT_FALSE(ValidateByteStrides(ElementType::kF32, {4, 3}, {int64_t{1} << 62, 8}).ok());
+  // A source may run backwards (numpy's a[::-1]); a destination may not.
+  EXPECT_TRUE(ValidateByteStrides(ElementType::kF32, {2, 3}, {-4, 8}, StrideSigns::kAny).ok());
+  EXPECT_TRUE(ValidateByteStrides(ElementType::kF64, {12}, {-8}, StrideSigns::kAny).ok());
+  EXPECT_FALSE(
+      ValidateByteStrides(ElementType::kF32, {4, 3}, {-(int64_t{1} << 62), 8}, StrideSigns::kAny)
+          .ok());
+  EXPECT_FALSE(ValidateByteStrides(ElementType::kF32, {2, 3}, {4}, StrideSigns::kAny).ok());
 }
 
 }  // namespace

@@ -74,6 +74,12 @@ absl::StatusOr<std::vector<AttrPtr>> ReadArray(const Attribute& attr);
 absl::StatusOr<std::vector<std::pair<std::string, AttrPtr>>> ReadDict(const Attribute& attr);
 // Dense elements (builtin dense<>, dense_resource<>, #vhlo.tensor_v1) -> Literal.
 absl::StatusOr<ir::Literal> ReadLiteral(const Attribute& attr, const ImportContext& ctx);
+// The value of a splat dense attribute (one value stored for every element) of at least
+// `min_elements` elements, as a scalar literal; nullopt for any other dense attribute. Large
+// splats import as broadcasts of that scalar instead of literals of every element.
+absl::StatusOr<std::optional<ir::Literal>> ReadSplatValue(const Attribute& attr,
+                                                           const ImportContext& ctx,
+                                                           int64_t min_elements);
 // Any attribute by its shape: bool, int, float, string, enum, dense (-> literal), array (->
 // list, or ints when all elements are integers), dict, type; dialect attributes we do not model
 // (sdy shardings, ...) become their printed text so they are kept, not dropped.

@@ -365,17 +365,51 @@ absl::StatusOr<ir::Literal> ReadLiteral(const Attribute& attr, const ImportConte
   return ir::Literal::FromBytes(shape, bytes);
 }
 
+absl::StatusOr<std::optional<ir::Literal>> ReadSplatValue(const Attribute& attr,
+                                                           const ImportContext& ctx,
+                                                           int64_t min_elements) {
+  EMBER_ASSIGN_OR_RETURN(DenseRef dense, DenseOf(attr, ctx));
+  EMBER_ASSIGN_OR_RETURN(Shaped shaped, ShapedOf(*dense.type));
+  EMBER_ASSIGN_OR_RETURN(ir::ElementType et, ConvertElementType(*shaped.element));
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(et, shaped.dims));
+  const bool i1 = IsI1(*shaped.element);
+  const int64_t bytes = ir::StorageBytes(et);
+  const size_t splat_size = i1 ? 1 : static_cast<size_t>(bytes);
+  if (shape.element_count() < std::max<int64_t>(min_elements, 2) ||
+      dense.bytes().size() != splat_size) {
+    return std::nullopt;
+  }
+  EMBER_ASSIGN_OR_RETURN(ir::Shape scalar, ir::Shape::Make(et, {}));
+  EMBER_ASSIGN_OR_RETURN(std::vector<uint8_t> value,
+                         ExpandDense(dense.bytes(), 1, bytes, i1,
+                                     dense.wire_i1 ? I1Layout::kWire : I1Layout::kBytes));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromBytes(scalar, value));
+  return literal;
+}
+
+namespace {
+// Records the element type of a typed scalar attribute (for the handlers that check it).
+ir::Attribute WithScalarType(ir::Attribute a, const Type* type) {
+  if (type != nullptr) {
+    absl::StatusOr<ir::ElementType> et = ConvertElementType(*type);
+    if (et.ok()) a.scalar_type = *et;
+  }
+  return a;
+}
+}  // namespace
+
 absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const ImportContext& ctx) {
   switch (attr.kind) {
-    case AttrKind::kInteger:
+    case AttrKind::kInteger: {
       if (attr.type && attr.type->kind == TypeKind::kInteger && attr.type->width == 1) {
         EMBER_ASSIGN_OR_RETURN(bool b, ReadBool(attr));
         return ir::Attribute::Bool(b);
       }
-      return ir::Attribute::Int(attr.IntValue());
+      return WithScalarType(ir::Attribute::Int(attr.IntValue()), attr.type.get());
+    }
     case AttrKind::kFloat: {
       EMBER_ASSIGN_OR_RETURN(double f, ReadFloat(attr));
-      return ir::Attribute::Float(f);
+      return WithScalarType(ir::Attribute::Float(f), attr.type.get());
     }
     case AttrKind::kString:
     case AttrKind::kSymbolRef: {
@@ -395,7 +429,7 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
       }
       if (attr.type && attr.type->kind == TypeKind::kInteger) {
         EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadInts(attr, ctx));
-        return ir::Attribute::Ints(std::move(v));
+        return WithScalarType(ir::Attribute::Ints(std::move(v)), attr.type.get());
       }
       break;
     }
@@ -431,7 +465,8 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
   if (attr.kind == AttrKind::kDialect && attr.dialect == "vhlo") {
     if (attr.name == "integer_v1") {
       EMBER_ASSIGN_OR_RETURN(int64_t v, ReadInt(attr));
-      return ir::Attribute::Int(v);
+      const DialectParam* type = FindParam(attr, "type");
+      return WithScalarType(ir::Attribute::Int(v), type != nullptr ? type->type.get() : nullptr);
     }
     if (attr.name == "bool_v1") {
       EMBER_ASSIGN_OR_RETURN(bool v, ReadBool(attr));
@@ -439,7 +474,8 @@ absl::StatusOr<ir::Attribute> ConvertGeneric(const Attribute& attr, const Import
     }
     if (attr.name == "float_v1") {
       EMBER_ASSIGN_OR_RETURN(double v, ReadFloat(attr));
-      return ir::Attribute::Float(v);
+      const DialectParam* type = FindParam(attr, "type");
+      return WithScalarType(ir::Attribute::Float(v), type != nullptr ? type->type.get() : nullptr);
     }
     if (attr.name == "tensor_v1") {
       EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ReadLiteral(attr, ctx));

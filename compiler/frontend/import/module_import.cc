@@ -94,6 +94,12 @@ class Importer {
   absl::StatusOr<std::vector<ir::Value*>> Operands(const Operation& op);
   absl::StatusOr<std::vector<ir::ValueType>> ResultTypes(const Operation& op);
   void MapResults(const Operation& op, ir::Instruction* inst);
+  // A constant whose value is one splat over many elements (JAX's full-size fills) becomes a
+  // scalar constant and a broadcast_in_dim of it, so a program never holds (or moves) the
+  // expanded array. Returns false (nothing imported) for every other constant.
+  absl::StatusOr<bool> ImportSplatConstant(const Operation& op, const OpView& view,
+                                           const std::vector<ir::ValueType>& results,
+                                           ir::Computation* c, const ir::Location& loc);
   static std::pair<const void*, uint32_t> Key(const ValueRef& v) {
     return {v.op != nullptr ? static_cast<const void*>(v.op) : static_cast<const void*>(v.block),
             v.index};
@@ -373,6 +379,36 @@ void Importer::MapResults(const Operation& op, ir::Instruction* inst) {
   for (size_t i = 0; i < inst->num_results(); ++i) {
     values_[{&op, static_cast<uint32_t>(i)}] = inst->result(i);
   }
+}
+
+// Splats of more elements than constant folding would ever make (passes/constant_folding.cc).
+constexpr int64_t kSplatBroadcastElements = 1025;
+
+absl::StatusOr<bool> Importer::ImportSplatConstant(const Operation& op, const OpView& view,
+                                                   const std::vector<ir::ValueType>& results,
+                                                   ir::Computation* c, const ir::Location& loc) {
+  if (results.size() != 1 || !results[0].is_tensor() || results[0].is_quantized() ||
+      view.attrs.size() != 1 || view.attrs[0].first != "value" || !view.attrs[0].second) {
+    return false;
+  }
+  absl::StatusOr<std::optional<ir::Literal>> splat =
+      importer::ReadSplatValue(*view.attrs[0].second, ctx_, kSplatBroadcastElements);
+  if (!splat.ok() || !splat->has_value() ||
+      (*splat)->element_type() != results[0].element_type()) {
+    return false;  // the generic import reports anything malformed
+  }
+  ir::AttributeMap value;
+  value.Set("value", ir::Attribute::OfLiteral(**std::move(splat)));
+  const ir::ValueType scalar =
+      ir::ValueType::Tensor(ir::Shape::Scalar(results[0].element_type()));
+  ir::Instruction* constant =
+      c->AddInstruction(ir::Opcode::kConstant, {}, {scalar}, std::move(value), {}, loc);
+  ir::AttributeMap dims;
+  dims.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+  ir::Instruction* broadcast = c->AddInstruction(
+      ir::Opcode::kBroadcastInDim, {constant->result()}, {results[0]}, std::move(dims), {}, loc);
+  MapResults(op, broadcast);
+  return true;
 }
 
 absl::Status Importer::ImportAsCustomCall(const Operation& op, const std::string& target,
@@ -690,6 +726,10 @@ absl::Status Importer::ImportGeneric(const Operation& op, OpView view,
       if (callee == nullptr) return OpError(op, "missing attribute 'decomposition'");
       // Regions (StableHLO 1.x) model ops with bodies; the semantics stay the decomposition's,
       // which ignores them. They are kept on the instruction like any op's regions.
+    }
+    if (*opcode == ir::Opcode::kConstant) {
+      EMBER_ASSIGN_OR_RETURN(bool done, ImportSplatConstant(op, view, results, c, loc));
+      if (done) return absl::OkStatus();
     }
     std::vector<ir::ValueType> operand_types;
     for (const ir::Value* v : operands) operand_types.push_back(v->type());

@@ -29,8 +29,42 @@ def initialize():
     from jax._src import xla_bridge  # pylint: disable=import-outside-toplevel
 
     # Below the CPU backend's priority: Ember is used when asked for (JAX_PLATFORMS=ember).
-    xla_bridge.register_plugin("ember", priority=400, library_path=path)
+    c_api = xla_bridge.register_plugin("ember", priority=400, library_path=path)
     _allow_donation()
+    _register_extensions(c_api)
+
+
+def _register_extensions(c_api):
+    """What JAX does for its own platforms only: jax.ffi registrations for "ember" (ffi.py),
+    Python host callbacks (callbacks.py) and linear-algebra lowerings (linalg.py).
+
+    A JAX whose internals moved must still load Ember: a failure here is logged, and only the
+    features concerned are missing.
+    """
+    # pylint: disable=import-outside-toplevel
+    steps = [("FFI registration", lambda: _install_ffi(c_api)),
+             ("host callbacks", _install_callbacks),
+             ("linear-algebra lowerings", _install_linalg)]
+    for what, step in steps:
+        try:
+            step()
+        except Exception as e:  # pylint: disable=broad-except
+            _LOG.warning("Ember: %s not set up: %s", what, e)
+
+
+def _install_ffi(c_api):
+    from jax_plugins.ember import ffi  # pylint: disable=import-outside-toplevel
+    ffi.install(c_api)
+
+
+def _install_callbacks():
+    from jax_plugins.ember import callbacks  # pylint: disable=import-outside-toplevel
+    callbacks.register()
+
+
+def _install_linalg():
+    from jax_plugins.ember import linalg  # pylint: disable=import-outside-toplevel
+    linalg.register()
 
 
 def _allow_donation():

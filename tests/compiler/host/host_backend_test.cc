@@ -66,6 +66,12 @@ std::vector<eval::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t s
         for (int64_t& x : data) x = d(rng);
         break;
       }
+      case ir::ElementType::kU32: {
+        std::uniform_int_distribution<uint32_t> d;  // the whole range
+        const absl::Span<uint32_t> data = lit.mutable_data<uint32_t>().value();
+        for (uint32_t& x : data) x = d(rng);
+        break;
+      }
       case ir::ElementType::kPred: {
         std::uniform_int_distribution<int> d(0, 1);
         for (uint8_t& b : lit.mutable_bytes()) b = static_cast<uint8_t>(d(rng));
@@ -82,6 +88,7 @@ std::vector<eval::EvalValue> RandomArgs(const ir::Computation& entry, uint32_t s
 struct Outcome {
   std::vector<eval::EvalValue> values;
   int64_t kernels = 0;
+  std::string cost_report;
   HostBackend backend = HostBackend::kEvaluator;
 };
 
@@ -98,6 +105,7 @@ Outcome RunBackend(const std::string& text, HostBackend backend, uint32_t seed) 
   EXPECT_TRUE(exe.ok()) << exe.status();
   if (!exe.ok()) return outcome;
   outcome.kernels = (*exe)->kernel_count();
+  outcome.cost_report = (*exe)->cost_report();
   outcome.backend = (*exe)->backend();
   // Twice: the second run reuses the first run's arena.
   for (int run = 0; run < 2; ++run) {
@@ -303,6 +311,87 @@ func.func @main(%a: tensor<17x9xi32>, %b: tensor<17x9xi32>, %p: tensor<17x9xi1>,
   %11 = stablehlo.sqrt %10 : tensor<17x9xf64>
   return %3, %6, %9, %11 : tensor<17x9xi32>, tensor<17x9xi1>, tensor<9xi64>, tensor<17x9xf64>
 })");
+}
+
+// The threefry random-bit generator's ops (u64 iota and converts, shifts of every kind, a
+// same-width bitcast to float, as jax.random lowers them) run in fused loop kernels (one for the
+// float draw, one for the independent i32 output) that match the evaluator bit for bit, shift
+// amounts of the width or more included.
+TEST(HostBackendTest, ThreefryOpsFuseIntoOneLoop) {
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%a: tensor<3x77xui32>, %k: tensor<3x77xui32>, %s: tensor<3x77xi32>) -> (tensor<3x77xf32>, tensor<3x77xi32>, tensor<3x77xi1>) {
+  %i = stablehlo.iota dim = 1 : tensor<3x77xui64>
+  %hi = stablehlo.constant dense<32> : tensor<3x77xui64>
+  %0 = stablehlo.shift_right_logical %i, %hi : tensor<3x77xui64>
+  %1 = stablehlo.convert %0 : (tensor<3x77xui64>) -> tensor<3x77xui32>
+  %2 = stablehlo.convert %i : (tensor<3x77xui64>) -> tensor<3x77xui32>
+  %3 = stablehlo.add %2, %a : tensor<3x77xui32>
+  %m = stablehlo.constant dense<63> : tensor<3x77xui32>
+  %km = stablehlo.and %k, %m : tensor<3x77xui32>
+  %4 = stablehlo.shift_left %3, %km : tensor<3x77xui32>
+  %5 = stablehlo.shift_right_logical %3, %km : tensor<3x77xui32>
+  %6 = stablehlo.or %4, %5 : tensor<3x77xui32>
+  %7 = stablehlo.xor %6, %1 : tensor<3x77xui32>
+  %nine = stablehlo.constant dense<9> : tensor<3x77xui32>
+  %8 = stablehlo.shift_right_logical %7, %nine : tensor<3x77xui32>
+  %one = stablehlo.constant dense<1065353216> : tensor<3x77xui32>
+  %9 = stablehlo.or %8, %one : tensor<3x77xui32>
+  %10 = stablehlo.bitcast_convert %9 : (tensor<3x77xui32>) -> tensor<3x77xf32>
+  %m2 = stablehlo.constant dense<63> : tensor<3x77xi32>
+  %sm = stablehlo.and %s, %m2 : tensor<3x77xi32>
+  %11 = stablehlo.shift_right_arithmetic %s, %sm : tensor<3x77xi32>
+  %12 = stablehlo.shift_left %s, %sm : tensor<3x77xi32>
+  %13 = stablehlo.add %11, %12 : tensor<3x77xi32>
+  %h = stablehlo.constant dense<0.5> : tensor<3x77xf32>
+  %14 = stablehlo.compare LT, %10, %h : (tensor<3x77xf32>, tensor<3x77xf32>) -> tensor<3x77xi1>
+  return %10, %13, %14 : tensor<3x77xf32>, tensor<3x77xi32>, tensor<3x77xi1>
+})");
+  EXPECT_EQ(o.kernels, 2);
+  EXPECT_NE(o.cost_report.find("fast kernels: 2 of 2"), std::string::npos) << o.cost_report;
+}
+
+// Forty rounds in which each value feeds two ops (a DAG like threefry's) under two slices, as
+// jax.random.bernoulli lowers: the fused loop asks the rounds for other values than the chunk's,
+// and must compute each round once per request rather than once per path through the DAG (2^40).
+TEST(HostBackendTest, SharedRoundsUnderSlicesAreComputedOncePerRequest) {
+  std::string body;
+  std::string a = "%a", b = "%b";
+  for (int i = 0; i < 40; ++i) {
+    const std::string s = absl::StrCat("%s", i), x = absl::StrCat("%x", i), t = absl::StrCat("%t", i),
+                      r = absl::StrCat("%r", i), y = absl::StrCat("%y", i);
+    absl::StrAppend(&body, "  ", s, " = stablehlo.add ", a, ", ", b, " : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", x, " = stablehlo.shift_left ", b, ", %c13 : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", t, " = stablehlo.shift_right_logical ", b, ", %c19 : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", r, " = stablehlo.or ", x, ", ", t, " : tensor<2x77xui32>\n");
+    absl::StrAppend(&body, "  ", y, " = stablehlo.xor ", r, ", ", s, " : tensor<2x77xui32>\n");
+    a = s;
+    b = y;
+  }
+  Outcome o = ExpectSameResults(absl::StrCat(R"(
+func.func @main(%a: tensor<2x77xui32>, %b: tensor<2x77xui32>, %p: tensor<77xui32>) -> tensor<77xi1> {
+  %c13 = stablehlo.constant dense<13> : tensor<2x77xui32>
+  %c19 = stablehlo.constant dense<19> : tensor<2x77xui32>
+)", body, "  %m = stablehlo.multiply ", a, ", ", b, R"( : tensor<2x77xui32>
+  %lo = stablehlo.slice %m [0:1, 0:77] : (tensor<2x77xui32>) -> tensor<1x77xui32>
+  %hi = stablehlo.slice %m [1:2, 0:77] : (tensor<2x77xui32>) -> tensor<1x77xui32>
+  %l = stablehlo.reshape %lo : (tensor<1x77xui32>) -> tensor<77xui32>
+  %h = stablehlo.reshape %hi : (tensor<1x77xui32>) -> tensor<77xui32>
+  %d = stablehlo.subtract %h, %l : tensor<77xui32>
+  %w = stablehlo.compare LT, %d, %p : (tensor<77xui32>, tensor<77xui32>) -> tensor<77xi1>
+  return %w : tensor<77xi1>
+})"));
+  EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
+}
+
+// x @ x: the dot kernel has one input (both operands are the same value) and still runs the
+// fast dot, not the evaluator.
+TEST(HostBackendTest, DotOfAValueWithItselfRunsTheFastDot) {
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<48x48xf32>) -> tensor<48x48xf32> {
+  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  return %0 : tensor<48x48xf32>
+})", Tolerance{.dot = true});
+  EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
 }
 
 TEST(HostBackendTest, DotGeneralVariants) {

@@ -504,3 +504,36 @@ func.func @main(%b: memref<2xf32, 0>) -> memref<2xf32> {
 
 }  // namespace
 }  // namespace ember::frontend
+
+namespace ember::frontend {
+namespace {
+
+// A splat of more elements than constant folding makes (JAX's full-size fills, e.g. in
+// jax.random.normal) imports as a scalar constant and a broadcast, never as the expanded array;
+// smaller splats and non-splat constants stay constants.
+TEST(ImportTest, LargeSplatConstantsBecomeBroadcasts) {
+  auto m = ImportText(R"(
+func.func @main() -> (tensor<2000xf32>, tensor<8xi32>, tensor<3000xi1>) {
+  %0 = stablehlo.constant dense<1.5> : tensor<2000xf32>
+  %1 = stablehlo.constant dense<7> : tensor<8xi32>
+  %2 = stablehlo.constant dense<true> : tensor<3000xi1>
+  return %0, %1, %2 : tensor<2000xf32>, tensor<8xi32>, tensor<3000xi1>
+})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE(ir::Verify(**m).ok());
+  const ir::Computation& main = *(*m)->entry();
+  const ir::Instruction* ret = main.return_instruction();
+  ASSERT_NE(ret, nullptr);
+  const ir::Instruction* big = ret->operand(0)->producer();
+  ASSERT_EQ(big->opcode(), ir::Opcode::kBroadcastInDim);
+  const ir::Instruction* scalar = big->operand(0)->producer();
+  ASSERT_EQ(scalar->opcode(), ir::Opcode::kConstant);
+  EXPECT_EQ(scalar->attribute("value")->literal->ToString(), "f32[] 1.5");
+  EXPECT_EQ(ret->operand(1)->producer()->opcode(), ir::Opcode::kConstant);
+  const ir::Instruction* flags = ret->operand(2)->producer();
+  ASSERT_EQ(flags->opcode(), ir::Opcode::kBroadcastInDim);
+  EXPECT_EQ(flags->operand(0)->producer()->attribute("value")->literal->ToString(), "pred[] true");
+}
+
+}  // namespace
+}  // namespace ember::frontend

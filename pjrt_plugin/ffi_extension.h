@@ -1,0 +1,14 @@
+// The PJRT FFI extension record (one per process) for the PJRT_Api extension chain.
+#ifndef EMBER_PJRT_PLUGIN_FFI_EXTENSION_H_
+#define EMBER_PJRT_PLUGIN_FFI_EXTENSION_H_
+
+#include "pjrt_plugin/include/pjrt_c_api_ffi_extension.h"
+
+namespace ember::pjrt {
+
+// The extension, linked in front of `next` (the rest of the chain, may be null).
+PJRT_Extension_Base* FfiExtension(PJRT_Extension_Base* next);
+
+}  // namespace ember::pjrt
+
+#endif  // EMBER_PJRT_PLUGIN_FFI_EXTENSION_H_
