@@ -1,7 +1,8 @@
 """Keras `fit(jit_compile=True)` on Ember gives TensorFlow-CPU's losses: a small CNN (convolution,
 max pooling, dropout, Adam) for 3 epochs, and the XLA tutorial's BERT-like encoder (embeddings and
 LayerNorm, 2 layers of multi-head attention and a GELU MLP, hidden size 32) for a few steps. The
-train step is one program with a Keras-sized set of input/output aliases (the variables)."""
+train step is one program with a Keras-sized set of input/output aliases (the variables), all
+written in place."""
 import os
 
 import numpy as np
@@ -50,11 +51,14 @@ def test_cnn_fit_matches_tensorflow_cpu(tmp_path, monkeypatch):
     np.testing.assert_allclose(history[EMBER]["accuracy"], history[CPU]["accuracy"], atol=1e-6)
     assert ember_loss[-1] < ember_loss[0]
 
-    # The train step's variables and optimizer slots are input/output aliases of its HLO module;
-    # Ember's buffer report shows results written into their parameters' buffers.
-    reports = [p for p in os.listdir(tmp_path) if p.endswith(".buffers.txt")]
-    written = max(open(tmp_path / p).read().count("is written into parameter") for p in reports)
-    assert written >= 10, reports
+    # The train step's variables, optimizer slots and metric totals (24) are input/output aliases
+    # of its HLO module; Ember's buffer report shows every one written into its parameter's
+    # buffer (the bias updates are fused into the reductions that give their gradients).
+    reports = [(tmp_path / p).read_text() for p in os.listdir(tmp_path)
+               if p.endswith(".buffers.txt")]
+    step = max(reports, key=lambda r: r.count("is written into parameter"))
+    assert step.count("is written into parameter") >= 18, step
+    assert "gets its own buffer" not in step, step
 
 
 def bert_like():
