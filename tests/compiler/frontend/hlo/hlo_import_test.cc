@@ -393,6 +393,89 @@ TEST(HloImportTest, LongInstructionIdsWithShortOperandIds) {
   EXPECT_TRUE(absl::StrContains(reused.status().message(), "is reused")) << reused.status();
 }
 
+// A TensorFlow 2.21 train step's shape: a tuple root and a called computation, every id in the long
+// form (its computation's id in the high 32 bits, over 2^32 in both), and an input/output alias
+// into the root tuple, which must still find the root's shape.
+TEST(HloImportTest, LongIdsInCalledComputationsAndAliasIntoTupleRoot) {
+  hloproto::HloModuleProto m = OneOpModule("negate");
+  hloproto::HloComputationProto* main = m.mutable_computations(0);
+  const int64_t main_high = int64_t{5} << 32;
+  const int64_t sq_high = int64_t{6} << 32;
+  const hloproto::ShapeProto f32x4 = main->instructions(0).shape();
+  // %square(y) = y * y, called from main.
+  hloproto::HloComputationProto* sq = m.add_computations();
+  sq->set_name("square");
+  sq->set_id(6);
+  hloproto::HloInstructionProto* y = sq->add_instructions();
+  y->set_name("y");
+  y->set_opcode("parameter");
+  y->set_id(sq_high | 1);
+  *y->mutable_shape() = f32x4;
+  hloproto::HloInstructionProto* yy = sq->add_instructions();
+  yy->set_name("yy");
+  yy->set_opcode("multiply");
+  yy->set_id(sq_high | 2);
+  yy->add_operand_ids(1);
+  yy->add_operand_ids(1);
+  *yy->mutable_shape() = f32x4;
+  sq->set_root_id(sq_high | 2);
+  // main(x) = (-x, square(x)), with x aliased to result {1}.
+  m.set_entry_computation_id(5);
+  main->set_id(5);
+  main->mutable_instructions(0)->set_id(main_high | 1);
+  main->mutable_instructions(1)->set_id(main_high | 2);
+  hloproto::HloInstructionProto* call = main->add_instructions();
+  call->set_name("call.3");
+  call->set_opcode("call");
+  call->set_id(main_high | 3);
+  call->add_operand_ids(1);
+  call->add_called_computation_ids(6);
+  *call->mutable_shape() = f32x4;
+  hloproto::HloInstructionProto* tuple = main->add_instructions();
+  tuple->set_name("tuple.4");
+  tuple->set_opcode("tuple");
+  tuple->set_id(main_high | 4);
+  tuple->add_operand_ids(2);
+  tuple->add_operand_ids(3);
+  tuple->mutable_shape()->set_element_type(13);  // TUPLE
+  *tuple->mutable_shape()->add_tuple_shapes() = f32x4;
+  *tuple->mutable_shape()->add_tuple_shapes() = f32x4;
+  main->set_root_id(main_high | 4);
+  auto* alias = m.mutable_input_output_alias()->add_entries();
+  alias->add_output_shape_index(1);
+  alias->set_parameter_number(0);
+  alias->set_kind(1);  // MAY_ALIAS
+
+  absl::StatusOr<std::unique_ptr<ir::Module>> module = ImportProto(m);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(ir::Verify(**module).ok());
+  const ir::Attribute* aliased = (*module)->entry()->arg_attributes()[0].Find("tf.aliasing_output");
+  ASSERT_NE(aliased, nullptr);
+  EXPECT_EQ(aliased->i, 1);
+  auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
+  ASSERT_TRUE(x.ok());
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(*std::move(x)));
+  auto out = evaluator.Run(*(*module)->entry(), std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  auto negated = (*out)[0].array.data<float>();
+  auto squared = (*out)[1].array.data<float>();
+  ASSERT_TRUE(negated.ok() && squared.ok());
+  EXPECT_EQ(std::vector<float>(negated->begin(), negated->end()),
+            (std::vector<float>{-1.5f, 2, -0.25f, -8}));
+  EXPECT_EQ(std::vector<float>(squared->begin(), squared->end()),
+            (std::vector<float>{2.25f, 4, 0.0625f, 64}));
+
+  // An alias into a result the tuple does not have is an error naming the parameter.
+  alias->set_output_shape_index(0, 2);
+  absl::StatusOr<std::unique_ptr<ir::Module>> bad = ImportProto(m);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "input_output_alias entry for parameter 0"))
+      << bad.status();
+}
+
 // XLA's dynamic dimensions are bounded `?` dims: set-dimension-size makes one, get-dimension-size
 // reads it, and the ops between keep it.
 TEST(HloImportTest, DynamicDimensionsAreBounded) {
