@@ -6,7 +6,6 @@ for both, and their ratio.
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
 import os
-import statistics
 import time
 
 os.environ.setdefault("JAX_PLATFORMS", "ember,cpu")
@@ -16,7 +15,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fashion_mnist import load  # noqa: E402
-from main_job_report import parse_args, print_report  # noqa: E402
+from main_job_report import parse_args, print_report, summarize  # noqa: E402
 
 
 def loss_fn(params, x, y_onehot):
@@ -50,11 +49,8 @@ def train(device, data, steps, batch):
         params = train_step(params, xb, yb)
         jax.block_until_ready(params)
         times.append(time.perf_counter() - start)
-    predictions = np.asarray(predict(params, jax.device_put(x_test, device)))
-    accuracy = float(np.mean(predictions == y_test))
-    # The first step includes compilation; report it apart.
-    mean = statistics.mean(times[1:]) if len(times) > 1 else times[0]
-    return accuracy, mean, times[0], np.asarray(params[0])
+    predictions = predict(params, jax.device_put(x_test, device))
+    return summarize(times, predictions, y_test, params[0])
 
 
 def main():

@@ -1,6 +1,7 @@
 """What the two main jobs (examples/main_job.py in JAX, examples/main_job_tf.py in TensorFlow)
 share around their training loops: the command line and the results table with its ratios."""
 import argparse
+import statistics
 
 import numpy as np
 
@@ -13,6 +14,14 @@ def parse_args(description):
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100)
     return parser.parse_args()
+
+
+def summarize(times, predictions, labels, weights):
+    """One backend's row: (test accuracy, mean step s, first step s, final weights). The first
+    step includes compilation, so it is reported apart."""
+    accuracy = float(np.mean(np.asarray(predictions) == labels))
+    mean = statistics.mean(times[1:]) if len(times) > 1 else times[0]
+    return accuracy, mean, times[0], np.asarray(weights)
 
 
 def print_report(results, reference):

@@ -7,17 +7,15 @@ step time for both, and their ratio; the same model, data and steps as examples/
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
 import os
-import statistics
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import ember.tensorflow  # noqa: E402,F401  (registers /device:EMBER:0)
 from fashion_mnist import load  # noqa: E402
-from main_job_report import parse_args, print_report  # noqa: E402
+from main_job_report import parse_args, print_report, summarize  # noqa: E402
 
 
 def make_model(device):
@@ -58,10 +56,7 @@ def train(device, data, steps, batch):
             loss.numpy()  # waits for the step
             times.append(time.perf_counter() - start)
         predictions = predict(tf.identity(x_test)).numpy()
-    accuracy = float(np.mean(predictions == y_test))
-    # The first step includes compilation; report it apart.
-    mean = statistics.mean(times[1:]) if len(times) > 1 else times[0]
-    return accuracy, mean, times[0], w.numpy()
+    return summarize(times, predictions, y_test, w.numpy())
 
 
 def main():

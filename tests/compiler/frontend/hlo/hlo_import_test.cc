@@ -336,6 +336,20 @@ hloproto::HloModuleProto OneOpModule(const std::string& opcode) {
   return m;
 }
 
+// Appends instruction `name` = `opcode`(operand ids) with id `id` and shape `shape` to `c`.
+hloproto::HloInstructionProto* AddInstruction(hloproto::HloComputationProto* c,
+                                              const std::string& name, const std::string& opcode,
+                                              int64_t id, const std::vector<int64_t>& operands,
+                                              const hloproto::ShapeProto& shape) {
+  hloproto::HloInstructionProto* inst = c->add_instructions();
+  inst->set_name(name);
+  inst->set_opcode(opcode);
+  inst->set_id(id);
+  for (int64_t operand : operands) inst->add_operand_ids(operand);
+  *inst->mutable_shape() = shape;
+  return inst;
+}
+
 absl::StatusOr<std::unique_ptr<ir::Module>> ImportProto(const hloproto::HloModuleProto& m) {
   const std::string bytes = m.SerializeAsString();
   return ImportHloModuleProto(Bytes(bytes));
@@ -373,13 +387,8 @@ TEST(HloImportTest, LongInstructionIdsWithShortOperandIds) {
   hloproto::HloInstructionProto* op = c->mutable_instructions(1);
   op->set_id(high | 2);
   op->add_operand_ids(1);  // x - x
-  hloproto::HloInstructionProto* neg = c->add_instructions();
-  neg->set_name("sum.3");
-  neg->set_opcode("add");
-  neg->set_id(high | 3);
-  neg->add_operand_ids(2);
-  neg->add_operand_ids(1);
-  *neg->mutable_shape() = op->shape();
+  hloproto::HloInstructionProto* neg =
+      AddInstruction(c, "sum.3", "add", high | 3, {2, 1}, op->shape());
   c->set_root_id(high | 3);
   absl::StatusOr<std::vector<float>> values = RunOnX(m);
   ASSERT_TRUE(values.ok()) << values.status();
@@ -406,40 +415,20 @@ TEST(HloImportTest, LongIdsInCalledComputationsAndAliasIntoTupleRoot) {
   hloproto::HloComputationProto* sq = m.add_computations();
   sq->set_name("square");
   sq->set_id(6);
-  hloproto::HloInstructionProto* y = sq->add_instructions();
-  y->set_name("y");
-  y->set_opcode("parameter");
-  y->set_id(sq_high | 1);
-  *y->mutable_shape() = f32x4;
-  hloproto::HloInstructionProto* yy = sq->add_instructions();
-  yy->set_name("yy");
-  yy->set_opcode("multiply");
-  yy->set_id(sq_high | 2);
-  yy->add_operand_ids(1);
-  yy->add_operand_ids(1);
-  *yy->mutable_shape() = f32x4;
+  AddInstruction(sq, "y", "parameter", sq_high | 1, {}, f32x4);
+  AddInstruction(sq, "yy", "multiply", sq_high | 2, {1, 1}, f32x4);
   sq->set_root_id(sq_high | 2);
   // main(x) = (-x, square(x)), with x aliased to result {1}.
   m.set_entry_computation_id(5);
   main->set_id(5);
   main->mutable_instructions(0)->set_id(main_high | 1);
   main->mutable_instructions(1)->set_id(main_high | 2);
-  hloproto::HloInstructionProto* call = main->add_instructions();
-  call->set_name("call.3");
-  call->set_opcode("call");
-  call->set_id(main_high | 3);
-  call->add_operand_ids(1);
-  call->add_called_computation_ids(6);
-  *call->mutable_shape() = f32x4;
-  hloproto::HloInstructionProto* tuple = main->add_instructions();
-  tuple->set_name("tuple.4");
-  tuple->set_opcode("tuple");
-  tuple->set_id(main_high | 4);
-  tuple->add_operand_ids(2);
-  tuple->add_operand_ids(3);
-  tuple->mutable_shape()->set_element_type(13);  // TUPLE
-  *tuple->mutable_shape()->add_tuple_shapes() = f32x4;
-  *tuple->mutable_shape()->add_tuple_shapes() = f32x4;
+  AddInstruction(main, "call.3", "call", main_high | 3, {1}, f32x4)->add_called_computation_ids(6);
+  hloproto::ShapeProto pair;
+  pair.set_element_type(13);  // TUPLE
+  *pair.add_tuple_shapes() = f32x4;
+  *pair.add_tuple_shapes() = f32x4;
+  AddInstruction(main, "tuple.4", "tuple", main_high | 4, {2, 3}, pair);
   main->set_root_id(main_high | 4);
   auto* alias = m.mutable_input_output_alias()->add_entries();
   alias->add_output_shape_index(1);
