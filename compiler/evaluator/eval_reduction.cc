@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/evaluator/eval_util.h"
+#include "compiler/evaluator/scalar_program.h"
 
 namespace ember::eval {
 namespace {
@@ -201,9 +202,47 @@ Results EvalSort(const ir::Instruction& instruction, std::vector<EvalValue>& ope
   std::vector<int64_t> outer_dims = dims;
   outer_dims[dimension] = 1;
   std::vector<int64_t> order(static_cast<size_t>(length)), scratch(static_cast<size_t>(length));
+  // Comparators made of compare / select / logic ops (what JAX emits) run as a compiled scalar
+  // program over the elements' bits; any other comparator runs through the evaluator.
+  std::optional<ScalarProgram> program = ScalarProgram::Compile(comparator);
+  if (program.has_value() &&
+      program->num_parameters() != 2 * static_cast<int>(inputs.size())) {
+    program.reset();
+  }
+  std::vector<int> element_bytes;
+  for (size_t i = 0; program.has_value() && i < inputs.size(); ++i) {
+    if (program->parameter_type(2 * i) != inputs[i]->element_type() ||
+        program->parameter_type(2 * i + 1) != inputs[i]->element_type()) {
+      program.reset();
+      break;
+    }
+    element_bytes.push_back(static_cast<int>(inputs[i]->bytes().size() /
+                                             std::max<int64_t>(1, inputs[i]->shape().element_count())));
+  }
+  std::vector<uint64_t> registers;
+  if (program.has_value()) registers = program->NewRegisters();
   ForEachIndex(outer_dims, [&](absl::Span<const int64_t> index, int64_t) {
     if (!status.ok()) return;
     const int64_t base = Linearize(strides, index);
+    auto compiled_less = [&](int64_t a, int64_t b) -> bool {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const uint8_t* data = inputs[i]->bytes().data();
+        const int64_t w = element_bytes[i];
+        registers[2 * i] = ScalarProgram::Load(data + (base + a * step) * w, static_cast<int>(w));
+        registers[2 * i + 1] = ScalarProgram::Load(data + (base + b * step) * w, static_cast<int>(w));
+      }
+      return program->Run(registers) != 0;
+    };
+    if (program.has_value()) {
+      for (int64_t k = 0; k < length; ++k) order[k] = k;
+      MergeSort(order, scratch, 0, order.size(), compiled_less);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        for (int64_t k = 0; k < length; ++k) {
+          CopyElements(*inputs[i], base + order[k] * step, results[i], base + k * step);
+        }
+      }
+      return;
+    }
     auto less = [&](int64_t a, int64_t b) -> bool {
       if (!status.ok()) return false;
       std::vector<EvalValue> args;
