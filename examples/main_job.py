@@ -5,12 +5,7 @@ for both, and their ratio.
 
 Data: Debian's dataset-fashion-mnist package (IDX files), or --data DIR.
 """
-import argparse
-import gzip
 import os
-import pathlib
-import statistics
-import struct
 import time
 
 os.environ.setdefault("JAX_PLATFORMS", "ember,cpu")
@@ -19,35 +14,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    """Reads an IDX file (optionally gzipped): big-endian magic, dims, then uint8 data."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    zero, dtype_code, rank = struct.unpack(">HBB", data[:4])
-    if zero != 0 or dtype_code != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte IDX file")
-    dims = struct.unpack(f">{rank}I", data[4:4 + 4 * rank])
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * rank).reshape(dims)
-
-
-def load(data_dir):
-    d = pathlib.Path(data_dir)
-
-    def find(stem):
-        for name in (stem + ".gz", stem):
-            if (d / name).exists():
-                return d / name
-        raise FileNotFoundError(f"{d / stem}(.gz) not found: install dataset-fashion-mnist")
-
-    x_train = read_idx(find("train-images-idx3-ubyte")).reshape(-1, 784).astype(np.float32) / 255
-    y_train = read_idx(find("train-labels-idx1-ubyte")).astype(np.int32)
-    x_test = read_idx(find("t10k-images-idx3-ubyte")).reshape(-1, 784).astype(np.float32) / 255
-    y_test = read_idx(find("t10k-labels-idx1-ubyte")).astype(np.int32)
-    return x_train, y_train, x_test, y_test
+from fashion_mnist import load  # noqa: E402
+from main_job_report import parse_args, print_report, summarize  # noqa: E402
 
 
 def loss_fn(params, x, y_onehot):
@@ -81,31 +49,19 @@ def train(device, data, steps, batch):
         params = train_step(params, xb, yb)
         jax.block_until_ready(params)
         times.append(time.perf_counter() - start)
-    predictions = np.asarray(predict(params, jax.device_put(x_test, device)))
-    accuracy = float(np.mean(predictions == y_test))
-    # The first step includes compilation; report it apart.
-    return accuracy, statistics.mean(times[1:]) if len(times) > 1 else times[0], times[0], params
+    predictions = predict(params, jax.device_put(x_test, device))
+    return summarize(times, predictions, y_test, params[0])
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", default=DEFAULT_DATA)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--batch", type=int, default=100)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     data = load(args.data)
     print(f"jax {jax.__version__}; Fashion-MNIST: {len(data[0])} train / {len(data[2])} test images; "
           f"{args.steps} steps of batch {args.batch}, SGD 0.5")
     results = {}
     for name, device in (("ember", jax.devices("ember")[0]), ("xla:cpu", jax.devices("cpu")[0])):
         results[name] = train(device, data, args.steps, args.batch)
-    print(f"{'backend':10s} {'test accuracy':>14s} {'mean step (ms)':>15s} {'first step (ms)':>16s}")
-    for name, (acc, step, first, _) in results.items():
-        print(f"{name:10s} {acc:14.4f} {step * 1e3:15.3f} {first * 1e3:16.1f}")
-    e, x = results["ember"], results["xla:cpu"]
-    w_diff = float(np.max(np.abs(np.asarray(e[3][0]) - np.asarray(x[3][0]))))
-    print(f"step time ratio ember / xla:cpu: {e[1] / x[1]:.2f}x; accuracy difference "
-          f"{abs(e[0] - x[0]):.4f}; max |w_ember - w_xla| = {w_diff:.2e}")
+    print_report(results, "xla:cpu")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@
 
 namespace ember::runtime {
 
-absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& options) {
+namespace {
+
+absl::StatusOr<se::PlatformOptions> PlatformOptionsFor(const DeviceOptions& options) {
   if (options.host_device_count < 1 || options.host_device_count > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_device_count must be between 1 and 1024, got ", options.host_device_count));
@@ -22,6 +24,19 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& opti
   se_options.host_device_count = options.host_device_count;
   se_options.memory_limit_bytes = options.memory_limit_bytes;
   se_options.cuda_library_path = options.cuda_library_path;
+  return se_options;
+}
+
+}  // namespace
+
+absl::StatusOr<int> Client::CountDevices(const DeviceOptions& options) {
+  EMBER_ASSIGN_OR_RETURN(se::PlatformOptions se_options, PlatformOptionsFor(options));
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<se::Platform> platform, se::CreatePlatform(se_options));
+  return platform->DeviceCount();
+}
+
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& options) {
+  EMBER_ASSIGN_OR_RETURN(se::PlatformOptions se_options, PlatformOptionsFor(options));
   std::shared_ptr<Client> client(new Client());
   EMBER_ASSIGN_OR_RETURN(client->platform_, se::CreatePlatform(se_options));
   if (options.platform == "auto" && client->platform_->Name() == "host") {

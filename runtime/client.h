@@ -33,6 +33,9 @@ enum class HostBufferSemantics {
 class Client : public std::enable_shared_from_this<Client> {
  public:
   static absl::StatusOr<std::shared_ptr<Client>> Create(const DeviceOptions& options);
+  // How many devices Create(options) would open, without opening them (TensorFlow asks before
+  // it creates a client).
+  static absl::StatusOr<int> CountDevices(const DeviceOptions& options);
   ~Client();
 
   // "ember" for every platform: JAX selects the plugin by this name.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for Ember: Debian packages, a Python venv with pinned jax/jaxlib/numpy/
-# pytest, a Release build of the plugin and the Python package installed into the venv.
+# pytest/tensorflow-cpu, a Release build of the plugin (and its TensorFlow helper) and the Python
+# packages (jax_plugins.ember, ember) installed into the venv.
 # Idempotent; re-running only rebuilds what changed. Usage: scripts/setup.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/python/requirements.txt"
+# TensorFlow (for the EMBER device and its helper library, which builds against this wheel), held
+# to the pins above. Where no wheel installs, the rest still works and the TensorFlow tests say so.
+if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+     -r "$ROOT/python/requirements-tensorflow.txt" -c "$ROOT/python/requirements.txt"; then
+  echo "setup: tensorflow-cpu could not be installed; Ember builds without its TensorFlow helper"
+fi
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target pjrt_ember
@@ -35,8 +42,13 @@ cmake --build "$BUILD" -j"$(nproc)" --target pjrt_ember
 # found through its $ORIGIN rpath, so the package also loads where libabsl is not installed.
 PKG=$ROOT/python/jax_plugins/ember
 rm -f "$PKG"/*.so "$PKG"/*.so.*
-cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$PKG/"
-ldd "$BUILD/pjrt_plugin/libpjrt_ember.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
+# libpjrt_ember.so is the loader frameworks open; libpjrt_ember_core.so (all of Ember) sits beside it.
+cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$BUILD/pjrt_plugin/libpjrt_ember_core.so" "$PKG/"
+ldd "$BUILD/pjrt_plugin/libpjrt_ember_core.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
+# The TensorFlow helper (built only when TensorFlow is installed) goes beside the core.
+if [ -f "$BUILD/pjrt_plugin/libember_tf_helper.so" ]; then
+  cp "$BUILD/pjrt_plugin/libember_tf_helper.so" "$PKG/"
+fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
   -e "$ROOT/python"
 echo "setup: done (venv $VENV, build $BUILD)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test: the C++ unit and C-ABI tests (ctest), the same
-# under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX tests (pytest) against the
-# installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
+# under AddressSanitizer + UndefinedBehaviorSanitizer, and the JAX and TensorFlow tests (pytest)
+# against the installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
 # sanitizer build and EMBER_SKIP_FUZZ=1 to skip the bounded fuzzing run when iterating locally
 # (CI sets neither).
 set -uo pipefail
@@ -16,12 +16,14 @@ echo "=== C++ unit and C-ABI tests (Release) ==="
 cmake --build "$ROOT/build" -j"$JOBS" || exit 1
 (cd "$ROOT/build" && ctest --output-on-failure -j"$JOBS") || status=1
 
-echo "=== exported symbols of libpjrt_ember.so ==="
-exported=$(nm -D --defined-only "$ROOT/build/pjrt_plugin/libpjrt_ember.so" | awk '$2 != "A" {print $3}')
-echo "$exported"
-if [ "$exported" != "GetPjrtApi@@VERS_1.0" ]; then
-  echo "FAIL: libpjrt_ember.so must export GetPjrtApi and nothing else"; status=1
-fi
+for lib in libpjrt_ember.so libpjrt_ember_core.so; do
+  echo "=== exported symbols of $lib ==="
+  exported=$(nm -D --defined-only "$ROOT/build/pjrt_plugin/$lib" | awk '$2 != "A" {print $3}' | sort)
+  echo "$exported"
+  if [ "$exported" != "$(printf 'GetPjrtApi@@VERS_1.0\nTFNPD_InitPlugin@@VERS_1.0')" ]; then
+    echo "FAIL: $lib must export GetPjrtApi and TFNPD_InitPlugin and nothing else"; status=1
+  fi
+done
 
 if [ "${EMBER_SKIP_ASAN:-0}" != "1" ]; then
   echo "=== C++ unit and C-ABI tests under ASan+UBSan ==="
@@ -39,5 +41,11 @@ fi
 
 echo "=== JAX tests (pytest, Ember next to XLA:CPU) ==="
 (cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/jax) || status=1
+
+# A separate process: TensorFlow fixes its devices once per process. Skipped, saying why, only
+# where tensorflow-cpu could not be installed.
+echo "=== TensorFlow tests (pytest, Ember next to TensorFlow's CPU device) ==="
+(cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -rs -p no:cacheprovider tests/tensorflow) \
+  || status=1
 
 exit $status

@@ -181,7 +181,11 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
       continue;
     }
     if (result.result_aliases[alias.result] >= 0 || donated[alias.parameter]) continue;
-    if (!WhyNotAliased(entry, plan, result, alias).empty()) continue;
+    std::string why_not = WhyNotAliased(entry, plan, result, alias);
+    if (!why_not.empty()) {
+      result.refused_aliases.emplace_back(alias, std::move(why_not));
+      continue;
+    }
     result.result_aliases[alias.result] = alias.parameter;
     donated[alias.parameter] = true;
   }
@@ -217,6 +221,10 @@ std::string BufferAssignment::ToString(const ir::Computation& entry) const {
       absl::StrAppend(&out, "result ", r, " is written into parameter ", result_aliases[r],
                       " when it is donated\n");
     }
+  }
+  for (const auto& [alias, why_not] : refused_aliases) {
+    absl::StrAppend(&out, "result ", alias.result, " gets its own buffer, not parameter ",
+                    alias.parameter, "'s: ", why_not, "\n");
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -44,6 +45,8 @@ struct BufferAssignment {
   // Per entry result: the parameter whose memory the result is written into when the caller
   // donates it (the kernel writing the result then writes there), or -1.
   std::vector<int> result_aliases;
+  // The candidates that were not kept, each with why (for the report).
+  std::vector<std::pair<IoAlias, std::string>> refused_aliases;
 
   // One line per value: kind, offset, size, live range; the totals.
   std::string ToString(const ir::Computation& entry) const;

@@ -47,11 +47,65 @@ bool Reads(const Kernel& kernel, const ir::Value* v) {
   return false;
 }
 
+// Is every instruction of `kernel` that reads `parameter` one that `out` is computed from?
+// Fused kernels store their outputs one after another, each chunk computed on demand: the
+// parameter's elements are read straight from its buffer, so a reader evaluated only for a later
+// output would see `out` already stored over them. Readers that `out` needs have run (and keep
+// their values) by the time it is stored.
+bool ReadersFeedOnly(const Kernel& kernel, const ir::Value* parameter, const ir::Value* out) {
+  std::unordered_set<const ir::Instruction*> in_kernel(kernel.instructions.begin(),
+                                                       kernel.instructions.end());
+  std::unordered_set<const ir::Instruction*> cone;
+  std::vector<const ir::Instruction*> stack;
+  if (out->producer() != nullptr && in_kernel.contains(out->producer())) {
+    stack.push_back(out->producer());
+  }
+  while (!stack.empty()) {
+    const ir::Instruction* inst = stack.back();
+    stack.pop_back();
+    if (!cone.insert(inst).second) continue;
+    for (const ir::Value* v : inst->operands()) {
+      if (v->producer() != nullptr && in_kernel.contains(v->producer())) {
+        stack.push_back(v->producer());
+      }
+    }
+  }
+  for (const ir::Instruction* inst : kernel.instructions) {
+    bool reads = false;
+    for (const ir::Value* v : inst->operands()) reads = reads || v == parameter;
+    if (reads && !cone.contains(inst)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ReadsOnlySameElement(const Kernel& kernel, const ir::Value* parameter) {
-  if (kernel.kind != KernelKind::kLoop || !parameter->type().is_tensor()) return false;
+  if (!parameter->type().is_tensor()) return false;
   const std::vector<int64_t>& dims = parameter->type().dims();
+  if (kernel.kind == KernelKind::kReduce) {
+    // A reduction kernel folds its whole input before its epilogue runs over the reduced
+    // elements. The chain below keeps the parameter out of the reductions (they have regions);
+    // the parameter's shape differing from every reduced operand's keeps it out of the fold's
+    // element-wise body too, so only the epilogue reads it, element by element.
+    for (const ir::Instruction* inst : kernel.instructions) {
+      if (inst->opcode() != Opcode::kReduce) continue;
+      const auto& operands = inst->operands();  // the reduced inputs, then their inits
+      for (size_t i = 0; i < operands.size() / 2; ++i) {
+        if (!operands[i]->type().is_tensor() || operands[i]->type().dims() == dims) return false;
+      }
+    }
+  } else if (kernel.kind != KernelKind::kLoop) {
+    return false;
+  }
+  // A region (a reduction's body, a map's) reading the parameter reads it at any element.
+  for (const ir::Instruction* inst : kernel.instructions) {
+    std::vector<const ir::Value*> captured;
+    for (const ir::Computation* region : inst->regions()) CollectCapturedValues(*region, captured);
+    for (const ir::Value* v : captured) {
+      if (v == parameter) return false;
+    }
+  }
   // Values of the kernel that depend on the parameter, in program order.
   std::unordered_set<const ir::Value*> derived = {parameter};
   for (const ir::Instruction* inst : kernel.instructions) {
@@ -105,6 +159,10 @@ std::string WhyNotAliased(const ir::Computation& entry, const FusionPlan& plan,
         !ReadsOnlySameElement(plan.kernels[k], param)) {
       return absl::StrCat("kernel ", k, " writes the result and reads the parameter at other "
                           "elements");
+    }
+    if (!ReadersFeedOnly(plan.kernels[k], param, out)) {
+      return absl::StrCat("kernel ", k, " reads the parameter for another of its outputs after "
+                          "it stores the result");
     }
   }
   return std::string();

@@ -1,11 +1,14 @@
 // When a result may be written straight into a donated parameter's memory. The caller hands the
 // parameter's buffer over as the result's buffer, so the kernel that writes the result writes
 // over the parameter. That is safe when nothing reads the parameter afterwards: every kernel
-// reading it runs before the writer, except the writer itself when it is a loop kernel that
-// reads the parameter only at the element it is writing (a chain of elementwise ops of the
-// parameter's shape; loop kernels compute each output element from those reads before storing
-// it). The result must be written by a kernel (not a parameter or constant returned as is), the
-// parameter must not be returned, and both must take the same number of bytes.
+// reading it runs before the writer (a row group's kernels count as one writer: they run tile by
+// tile), except the writer itself when it reads the parameter only at the element it is writing
+// (a chain of elementwise ops of the parameter's shape in a loop kernel, or in a reduction
+// kernel's epilogue: an optimizer's update fused with the reduction giving its gradient) and only
+// to compute this result (fused kernels store outputs one by one, reading parameters straight
+// from their buffers). The result must be written by a kernel (not a parameter or constant
+// returned as is), the parameter must not be returned, and both must take the same number of
+// bytes.
 #ifndef EMBER_COMPILER_PASSES_IO_ALIAS_H_
 #define EMBER_COMPILER_PASSES_IO_ALIAS_H_
 

@@ -134,6 +134,38 @@ def test_donation_where_aliasing_is_unsafe_matches_xla(ember_devices, name):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-5)
 
 
+def test_two_donated_inputs_each_read_for_both_results_match_xla(ember_devices):
+    """One fused kernel stores a + b, then a * b: had the sum gone into a's buffer, the product
+    would read sums (it did, before the aliasing rule looked at the writer's other outputs)."""
+    f = jax.jit(lambda a, b: (a + b, a * b), donate_argnums=(0, 1))
+    rng = np.random.default_rng(6)
+    a, b = (rng.standard_normal(1000).astype(np.float32) for _ in range(2))
+    got = f(_on(ember_devices[0], a), _on(ember_devices[0], b))
+    np.testing.assert_array_equal(np.asarray(got[0]), a + b)
+    np.testing.assert_array_equal(np.asarray(got[1]), a * b)
+
+
+def test_update_fused_into_a_reduction_writes_into_the_donated_parameters(ember_devices):
+    """Momentum SGD on a bias (the gradient a sum over the batch, the update that reduction's
+    epilogue, as in Keras train steps): both results go where the donated inputs were."""
+    def step(b, v, x):
+        v2 = 0.9 * v + x.sum(axis=0)
+        return b - 0.1 * v2, v2
+
+    f = jax.jit(step, donate_argnums=(0, 1))
+    rng = np.random.default_rng(7)
+    b0, v0 = (rng.standard_normal(16).astype(np.float32) for _ in range(2))
+    x = rng.standard_normal((64, 16)).astype(np.float32)
+    cpu = jax.devices("cpu")[0]
+    want = f(_on(cpu, b0), _on(cpu, v0), _on(cpu, x))
+    b, v = _on(ember_devices[0], b0), _on(ember_devices[0], v0)
+    pointers = (b.unsafe_buffer_pointer(), v.unsafe_buffer_pointer())
+    got = f(b, v, _on(ember_devices[0], x))
+    assert (got[0].unsafe_buffer_pointer(), got[1].unsafe_buffer_pointer()) == pointers
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
 def test_same_array_donated_and_passed_again_is_an_error_like_xla(ember_devices):
     """One array as both a donated and another argument: XLA:CPU refuses the call
     (INVALID_ARGUMENT, "Attempt to use a buffer that was ... donated"), and so does Ember; the

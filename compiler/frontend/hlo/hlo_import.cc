@@ -39,6 +39,11 @@ using Leaves = std::vector<ir::Value*>;
 // Calls nested deeper than this (computation calling computation ...) are rejected.
 constexpr int kMaxCallDepth = 200;
 
+// Newer XLA (TensorFlow 2.21's) writes an instruction's id as its computation's id in the high 32
+// bits over the instruction's own id in the low 32, and its operand_ids as own ids only. Inside
+// one computation the low 32 bits identify an instruction in both forms.
+int64_t LocalId(int64_t id) { return id & 0xFFFFFFFF; }
+
 // Ops whose HLO and StableHLO forms agree operand for operand with no attributes.
 const absl::flat_hash_map<std::string, Opcode>& PlainOps() {
   static const auto* ops = new absl::flat_hash_map<std::string, Opcode>({
@@ -368,7 +373,7 @@ absl::StatusOr<std::unique_ptr<ir::Module>> HloImporter::Run() {
   // Donation: an aliased (or donor) parameter leaf may give its buffer to the program.
   const proto::ShapeProto* root_shape = nullptr;
   for (const proto::HloInstructionProto& inst : entry->instructions()) {
-    if (inst.id() == entry->root_id()) root_shape = &inst.shape();
+    if (LocalId(inst.id()) == LocalId(entry->root_id())) root_shape = &inst.shape();
   }
   // Flat leaf index of a shape index within `shape`.
   auto flat_index =
@@ -462,7 +467,7 @@ absl::StatusOr<Leaves> HloImporter::Emit(const proto::HloComputationProto& comp,
                          " has ", want, " leaves but the argument has ", params[n].size()));
         break;
       }
-      scope.nodes[inst.id()] = Node{params[n], &inst.shape()};
+      scope.nodes[LocalId(inst.id())] = Node{params[n], &inst.shape()};
       continue;
     }
     if (++emitted_ > budget_) {
@@ -480,7 +485,7 @@ absl::StatusOr<Leaves> HloImporter::Emit(const proto::HloComputationProto& comp,
   --depth_;
   active_.erase(comp.id());
   EMBER_RETURN_IF_ERROR(status);
-  auto root = scope.nodes.find(comp.root_id());
+  auto root = scope.nodes.find(LocalId(comp.root_id()));
   if (root == scope.nodes.end()) {
     return absl::InvalidArgumentError(absl::StrCat("computation %", comp.name(), ": root id ",
                                                    comp.root_id(),
@@ -567,17 +572,17 @@ ir::Instruction* HloImporter::Add(Scope& scope, const proto::HloInstructionProto
   Node node;
   node.shape = &inst.shape();
   for (size_t i = 0; i < out->num_results(); ++i) node.leaves.push_back(out->result(i));
-  scope.nodes[inst.id()] = std::move(node);
+  scope.nodes[LocalId(inst.id())] = std::move(node);
   return out;
 }
 
 absl::Status HloImporter::EmitInstruction(const proto::HloInstructionProto& inst, Scope& scope) {
-  if (scope.nodes.contains(inst.id())) {
+  if (scope.nodes.contains(LocalId(inst.id()))) {
     return absl::InvalidArgumentError(absl::StrCat("instruction id ", inst.id(), " is reused"));
   }
   std::vector<const Node*> operands;
   for (int i = 0; i < inst.operand_ids_size(); ++i) {
-    auto it = scope.nodes.find(inst.operand_ids(i));
+    auto it = scope.nodes.find(LocalId(inst.operand_ids(i)));
     if (it == scope.nodes.end()) {
       return absl::InvalidArgumentError(absl::StrCat("operand ", i, " (id ", inst.operand_ids(i),
                                                      ") is not defined before its use"));
@@ -625,7 +630,7 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
                          " differs from result ", results[k].ToString()));
       }
     }
-    scope.nodes[inst.id()] = Node{operands[i]->leaves, &inst.shape()};
+    scope.nodes[LocalId(inst.id())] = Node{operands[i]->leaves, &inst.shape()};
     return absl::OkStatus();
   };
   auto dim0 = [&](const char* what) -> absl::StatusOr<int64_t> {
@@ -655,8 +660,8 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
     return absl::OkStatus();
   }
   if (op == "tuple") {
-    scope.nodes[inst.id()] = Node{flat(), &inst.shape()};
-    if (scope.nodes[inst.id()].leaves.size() != results.size()) {
+    scope.nodes[LocalId(inst.id())] = Node{flat(), &inst.shape()};
+    if (scope.nodes[LocalId(inst.id())].leaves.size() != results.size()) {
       return absl::InvalidArgumentError("tuple operands do not match its shape");
     }
     return absl::OkStatus();
@@ -677,7 +682,7 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
       return absl::InvalidArgumentError("tuple operand has fewer leaves than its shape");
     }
     Leaves leaves(operands[0]->leaves.begin() + offset, operands[0]->leaves.begin() + offset + n);
-    scope.nodes[inst.id()] = Node{std::move(leaves), &shape.tuple_shapes(index)};
+    scope.nodes[LocalId(inst.id())] = Node{std::move(leaves), &shape.tuple_shapes(index)};
     return absl::OkStatus();
   }
   if (op == "copy" || op == "domain" || op == "add-dependency") return alias(0);
@@ -719,7 +724,7 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
       leaves.push_back(
           Add(scope, inst, Opcode::kConstant, {}, {results[i]}, std::move(a))->result());
     }
-    scope.nodes[inst.id()] = Node{std::move(leaves), &inst.shape()};
+    scope.nodes[LocalId(inst.id())] = Node{std::move(leaves), &inst.shape()};
     return absl::OkStatus();
   }
   if (op == "compare") {
@@ -1001,7 +1006,7 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
     if (out.size() != results.size()) {
       return absl::InvalidArgumentError("the fused computation's root does not match the shape");
     }
-    scope.nodes[inst.id()] = Node{std::move(out), &inst.shape()};
+    scope.nodes[LocalId(inst.id())] = Node{std::move(out), &inst.shape()};
     return absl::OkStatus();
   }
   if (op == "call") {
@@ -1140,7 +1145,7 @@ absl::Status HloImporter::EmitOp(const proto::HloInstructionProto& inst, Scope& 
                                          std::move(slice), {}, loc)
                         ->result());
     }
-    scope.nodes[inst.id()] = Node{std::move(out), &inst.shape()};
+    scope.nodes[LocalId(inst.id())] = Node{std::move(out), &inst.shape()};
     return absl::OkStatus();
   }
   if (op == "rng-bit-generator") {

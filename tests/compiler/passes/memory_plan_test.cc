@@ -15,6 +15,7 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/io_alias.h"
+#include "compiler/passes/row_groups.h"
 #include "compiler/passes/schedule.h"
 #include "tests/compiler/parse_module.h"
 
@@ -251,6 +252,11 @@ func.func @main(%w: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<f32>) {
   EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1}));
   EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donation),
                                 "kernel 1 reads the parameter after kernel 0"));
+  // The buffer report says which candidate was refused, and why.
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()),
+                                "result 0 gets its own buffer, not parameter 0's: kernel 1 reads "
+                                "the parameter after kernel 0"))
+      << buffers.ToString(*m->entry());
   // Scheduling with the donation in mind runs the reduction first; then the alias is safe.
   const ScheduleReport report = ScheduleForMemory(*m->entry(), plan, {&donation, 1});
   EXPECT_TRUE(absl::StrContains(report.chosen, "alias")) << report.ToString();
@@ -318,6 +324,113 @@ func.func @main(%w: tensor<8xf32>, %v: tensor<4xf32>) -> (tensor<8xf32>, tensor<
                                 "not written by a kernel"));
   EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donations[2]),
                                 "size"));
+}
+
+TEST(IoAliasTest, AnUpdateInAReductionsEpilogueWritesIntoTheDonatedParameters) {
+  // Momentum SGD on a bias: the gradient is a reduction over the batch; the update of the
+  // velocity and of the bias is the reduction's epilogue (one kernel, as Keras' train steps give).
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%b: tensor<8xf32>, %v: tensor<8xf32>, %x: tensor<64x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %c = stablehlo.constant dense<0.9> : tensor<f32>
+  %g = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<64x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %0 = stablehlo.multiply %v, %cb : tensor<8xf32>
+  %v2 = stablehlo.add %0, %g : tensor<8xf32>
+  %1 = stablehlo.multiply %v2, %cb : tensor<8xf32>
+  %b2 = stablehlo.subtract %b, %1 : tensor<8xf32>
+  return %b2, %v2 : tensor<8xf32>, tensor<8xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u) << plan.CostReport();
+  ASSERT_EQ(plan.kernels[0].kind, KernelKind::kReduce);
+  EXPECT_TRUE(ReadsOnlySameElement(plan.kernels[0], m->entry()->parameter(0)));
+  EXPECT_TRUE(ReadsOnlySameElement(plan.kernels[0], m->entry()->parameter(1)));
+  // The folded input is read at every element of the reduced one.
+  EXPECT_FALSE(ReadsOnlySameElement(plan.kernels[0], m->entry()->parameter(2)));
+  const IoAlias donations[] = {{0, 0}, {1, 1}};
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan, donations);
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{0, 1})) << buffers.ToString(*m->entry());
+}
+
+TEST(IoAliasTest, ARunningTotalUpdatedByASumWritesIntoTheDonatedScalar) {
+  // A Keras metric: total += sum(x) (a scalar, like the reduction's init).
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%total: tensor<f32>, %x: tensor<64xf32>) -> tensor<f32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<64xf32>, tensor<f32>) -> tensor<f32>
+  %0 = stablehlo.add %total, %s : tensor<f32>
+  return %0 : tensor<f32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u) << plan.CostReport();
+  const IoAlias donation{0, 0};
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{0})) << buffers.ToString(*m->entry());
+  // Folded into the sum itself (as its init), the total is read before the result is complete.
+  m = Parse(R"(
+func.func @main(%total: tensor<f32>, %x: tensor<64xf32>) -> tensor<f32> {
+  %s = stablehlo.reduce(%x init: %total) applies stablehlo.add across dimensions = [0] : (tensor<64xf32>, tensor<f32>) -> tensor<f32>
+  %0 = stablehlo.multiply %s, %s : tensor<f32>
+  return %0 : tensor<f32>
+})");
+  ASSERT_NE(m, nullptr);
+  plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u) << plan.CostReport();
+  buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1})) << buffers.ToString(*m->entry());
+}
+
+TEST(IoAliasTest, AParameterAnotherOutputOfTheWriterReadsIsNotOverwritten) {
+  // One loop kernel stores a + b, then a * b: written into a's buffer, the sum would leave the
+  // product reading sums. Each parameter is read for both outputs, so neither is aliased.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%a: tensor<1000xf32>, %b: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>) {
+  %0 = stablehlo.add %a, %b : tensor<1000xf32>
+  %1 = stablehlo.multiply %a, %b : tensor<1000xf32>
+  return %0, %1 : tensor<1000xf32>, tensor<1000xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 1u) << plan.CostReport();
+  const IoAlias donations[] = {{0, 0}, {1, 1}};
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan, donations);
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1, -1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donations[0]),
+                                "reads the parameter for another of its outputs"))
+      << buffers.ToString(*m->entry());
+}
+
+TEST(IoAliasTest, AnEarlierKernelOfTheWritersRowGroupKeepsTheAliasOff) {
+  // Column maxima of w (kernel 0 reads w through a transpose: other rows), then w - max by rows
+  // (kernel 1, written into w). Run one after the other the alias is safe; run as a row group,
+  // kernel 0's next tile would read rows kernel 1 already wrote: the group is one writer.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %lo = stablehlo.constant dense<-1.0e30> : tensor<f32>
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mx = stablehlo.reduce(%t init: %lo) applies stablehlo.maximum across dimensions = [1] : (tensor<16x16xf32>, tensor<f32>) -> tensor<16xf32>
+  %b = stablehlo.broadcast_in_dim %mx, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+  %0 = stablehlo.subtract %w, %b : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionOptions separate;
+  separate.multi_output = false;
+  FusionPlan plan = PlanFusion(*m->entry(), Elementwise, IsReduce, IsDot, separate);
+  ASSERT_EQ(plan.kernels.size(), 2u) << plan.CostReport();
+  const IoAlias donation{0, 0};
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan, {&donation, 1}).result_aliases,
+            (std::vector<int>{0}));
+  PlanRowGroups(plan, {true, true}, 1);
+  ASSERT_EQ(plan.row_groups.size(), 1u);
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan, {&donation, 1});
+  EXPECT_EQ(buffers.result_aliases, (std::vector<int>{-1}));
+  EXPECT_TRUE(absl::StrContains(WhyNotAliased(*m->entry(), plan, buffers, donation),
+                                "kernel 0 writes the result and reads the parameter at other"))
+      << buffers.ToString(*m->entry());
 }
 
 }  // namespace

@@ -336,26 +336,133 @@ hloproto::HloModuleProto OneOpModule(const std::string& opcode) {
   return m;
 }
 
+// Appends instruction `name` = `opcode`(operand ids) with id `id` and shape `shape` to `c`.
+hloproto::HloInstructionProto* AddInstruction(hloproto::HloComputationProto* c,
+                                              const std::string& name, const std::string& opcode,
+                                              int64_t id, const std::vector<int64_t>& operands,
+                                              const hloproto::ShapeProto& shape) {
+  hloproto::HloInstructionProto* inst = c->add_instructions();
+  inst->set_name(name);
+  inst->set_opcode(opcode);
+  inst->set_id(id);
+  for (int64_t operand : operands) inst->add_operand_ids(operand);
+  *inst->mutable_shape() = shape;
+  return inst;
+}
+
 absl::StatusOr<std::unique_ptr<ir::Module>> ImportProto(const hloproto::HloModuleProto& m) {
   const std::string bytes = m.SerializeAsString();
   return ImportHloModuleProto(Bytes(bytes));
 }
 
+// Imports and verifies `m`, then runs its entry on the reference evaluator with the f32[4]
+// argument x = {1.5, -2, 0.25, 8}; the first result's values.
+absl::StatusOr<std::vector<float>> RunOnX(const hloproto::HloModuleProto& m) {
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ImportProto(m));
+  EMBER_RETURN_IF_ERROR(ir::Verify(*module));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal x,
+                         ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8}));
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  args.push_back(eval::EvalValue::Array(std::move(x)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<eval::EvalValue> out,
+                         evaluator.Run(*module->entry(), std::move(args)));
+  EMBER_ASSIGN_OR_RETURN(auto values, out.at(0).array.data<float>());
+  return std::vector<float>(values.begin(), values.end());
+}
+
 TEST(HloImportTest, HandBuiltModuleImportsAndRuns) {
-  auto m = ImportProto(OneOpModule("negate"));
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  ASSERT_TRUE(ir::Verify(**m).ok());
+  absl::StatusOr<std::vector<float>> values = RunOnX(OneOpModule("negate"));
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, (std::vector<float>{-1.5f, 2, -0.25f, -8}));
+}
+
+// TensorFlow 2.21's XLA writes instruction ids as (computation id << 32 | own id), operand ids as
+// own ids and the root id in the long form.
+TEST(HloImportTest, LongInstructionIdsWithShortOperandIds) {
+  hloproto::HloModuleProto m = OneOpModule("subtract");
+  hloproto::HloComputationProto* c = m.mutable_computations(0);
+  const int64_t high = int64_t{1} << 32;
+  c->mutable_instructions(0)->set_id(high | 1);
+  hloproto::HloInstructionProto* op = c->mutable_instructions(1);
+  op->set_id(high | 2);
+  op->add_operand_ids(1);  // x - x
+  hloproto::HloInstructionProto* neg =
+      AddInstruction(c, "sum.3", "add", high | 3, {2, 1}, op->shape());
+  c->set_root_id(high | 3);
+  absl::StatusOr<std::vector<float>> values = RunOnX(m);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, (std::vector<float>{1.5f, -2, 0.25f, 8}));  // (x - x) + x
+
+  // Two instructions whose own ids agree are one id reused, whatever their high bits.
+  neg->set_id((int64_t{7} << 32) | 2);
+  c->set_root_id(neg->id());
+  auto reused = ImportProto(m);
+  ASSERT_FALSE(reused.ok());
+  EXPECT_TRUE(absl::StrContains(reused.status().message(), "is reused")) << reused.status();
+}
+
+// A TensorFlow 2.21 train step's shape: a tuple root and a called computation, every id in the long
+// form (its computation's id in the high 32 bits, over 2^32 in both), and an input/output alias
+// into the root tuple, which must still find the root's shape.
+TEST(HloImportTest, LongIdsInCalledComputationsAndAliasIntoTupleRoot) {
+  hloproto::HloModuleProto m = OneOpModule("negate");
+  hloproto::HloComputationProto* main = m.mutable_computations(0);
+  const int64_t main_high = int64_t{5} << 32;
+  const int64_t sq_high = int64_t{6} << 32;
+  const hloproto::ShapeProto f32x4 = main->instructions(0).shape();
+  // %square(y) = y * y, called from main.
+  hloproto::HloComputationProto* sq = m.add_computations();
+  sq->set_name("square");
+  sq->set_id(6);
+  AddInstruction(sq, "y", "parameter", sq_high | 1, {}, f32x4);
+  AddInstruction(sq, "yy", "multiply", sq_high | 2, {1, 1}, f32x4);
+  sq->set_root_id(sq_high | 2);
+  // main(x) = (-x, square(x)), with x aliased to result {1}.
+  m.set_entry_computation_id(5);
+  main->set_id(5);
+  main->mutable_instructions(0)->set_id(main_high | 1);
+  main->mutable_instructions(1)->set_id(main_high | 2);
+  AddInstruction(main, "call.3", "call", main_high | 3, {1}, f32x4)->add_called_computation_ids(6);
+  hloproto::ShapeProto pair;
+  pair.set_element_type(13);  // TUPLE
+  *pair.add_tuple_shapes() = f32x4;
+  *pair.add_tuple_shapes() = f32x4;
+  AddInstruction(main, "tuple.4", "tuple", main_high | 4, {2, 3}, pair);
+  main->set_root_id(main_high | 4);
+  auto* alias = m.mutable_input_output_alias()->add_entries();
+  alias->add_output_shape_index(1);
+  alias->set_parameter_number(0);
+  alias->set_kind(1);  // MAY_ALIAS
+
+  absl::StatusOr<std::unique_ptr<ir::Module>> module = ImportProto(m);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(ir::Verify(**module).ok());
+  const ir::Attribute* aliased = (*module)->entry()->arg_attributes()[0].Find("tf.aliasing_output");
+  ASSERT_NE(aliased, nullptr);
+  EXPECT_EQ(aliased->i, 1);
   auto x = ir::Literal::FromValues<float>({4}, std::vector<float>{1.5f, -2, 0.25f, 8});
   ASSERT_TRUE(x.ok());
   eval::Evaluator evaluator;
   std::vector<eval::EvalValue> args;
   args.push_back(eval::EvalValue::Array(*std::move(x)));
-  auto out = evaluator.Run(*(*m)->entry(), std::move(args));
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  auto values = (*out)[0].array.data<float>();
-  ASSERT_TRUE(values.ok());
-  EXPECT_EQ(std::vector<float>(values->begin(), values->end()),
+  auto out = evaluator.Run(*(*module)->entry(), std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  auto negated = (*out)[0].array.data<float>();
+  auto squared = (*out)[1].array.data<float>();
+  ASSERT_TRUE(negated.ok() && squared.ok());
+  EXPECT_EQ(std::vector<float>(negated->begin(), negated->end()),
             (std::vector<float>{-1.5f, 2, -0.25f, -8}));
+  EXPECT_EQ(std::vector<float>(squared->begin(), squared->end()),
+            (std::vector<float>{2.25f, 4, 0.0625f, 64}));
+
+  // An alias into a result the tuple does not have is an error naming the parameter.
+  alias->set_output_shape_index(0, 2);
+  absl::StatusOr<std::unique_ptr<ir::Module>> bad = ImportProto(m);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "input_output_alias entry for parameter 0"))
+      << bad.status();
 }
 
 // XLA's dynamic dimensions are bounded `?` dims: set-dimension-size makes one, get-dimension-size
