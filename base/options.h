@@ -35,6 +35,9 @@ struct CompilerOptions {
   // The host backend's mode: "compiled" (fused kernels, the default) or "evaluator" (the
   // reference evaluator runs the unoptimized program).
   std::string host_backend = "compiled";
+  // The compiled host backend compiles the loop kernels the LLVM code generator covers to native
+  // code (when Ember was built with LLVM); false keeps every kernel on the chunked kernels.
+  bool host_llvm = true;
 };
 
 struct Options {

@@ -134,10 +134,17 @@ absl::StatusOr<CompilerOptions> ReadCompilerOptions(
               "EMBER_FLAGS: --host_backend=", std::string(flag), " is not one of compiled, evaluator"));
         }
         result.host_backend = std::string(flag);
+      } else if (absl::ConsumePrefix(&flag, "--host_llvm=")) {
+        if (flag != "on" && flag != "off") {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "EMBER_FLAGS: --host_llvm=", std::string(flag), " is not one of on, off"));
+        }
+        result.host_llvm = flag == "on";
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "EMBER_FLAGS: unknown flag '", std::string(flag),
-            "' (Ember accepts --dump_to=DIR and --host_backend=compiled|evaluator)"));
+            "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator and "
+            "--host_llvm=on|off)"));
       }
     }
   }

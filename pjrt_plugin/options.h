@@ -30,6 +30,7 @@ absl::StatusOr<Options> ReadOptions(const std::map<std::string, OptionValue>& cr
 // every compile, so a process may change it between compiles):
 //   --dump_to=DIR                          CompilerOptions::dump_to
 //   --host_backend=compiled|evaluator      CompilerOptions::host_backend
+//   --host_llvm=on|off                     CompilerOptions::host_llvm
 // then the compile options' env_option_overrides: `xla_dump_to` wins over --dump_to.
 absl::StatusOr<CompilerOptions> ReadCompilerOptions(const frontend::CompileOptions& compile_options);
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -226,8 +228,10 @@ std::string CompiledPathRefusal(const ir::Computation& entry) {
 // Builds the compiled host executable of `entry`, or says why the evaluator must run it.
 class HostCompilation {
  public:
-  HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations)
-      : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)) {}
+  HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations,
+                  bool llvm_kernels)
+      : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)),
+        llvm_kernels_(llvm_kernels) {}
 
   // Null with `refusal_` set when the compiled path cannot run the entry.
   absl::StatusOr<std::unique_ptr<Executable>> Build() {
@@ -249,6 +253,7 @@ class HostCompilation {
       by_rows[k] = fused[k]->RunsByRows();
     }
     passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
+    CompileLoopKernels();
     buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
     layout_.temp_bytes = buffers_.arena_bytes;
     layout_.largest_temp = LargestTemporary(buffers_);
@@ -315,6 +320,14 @@ class HostCompilation {
         continue;
       }
       const std::string name = absl::StrCat(KernelName(kernel), ".", index);
+      if (llvm_ids_[index] >= 0) {
+        thunks.push_back(std::make_unique<CompiledLoopThunk>(
+            absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]),
+            kernel.root()->result()->type().shape().element_count(), Refs(kernel.inputs),
+            Refs(kernel.outputs)));
+        ++fast_kernels;
+        continue;
+      }
       if (fused[index] != nullptr) {
         thunks.push_back(std::make_unique<FusedKernelThunk>(
             name, std::move(fused[index]), Refs(kernel.inputs), Refs(kernel.outputs)));
@@ -377,6 +390,13 @@ class HostCompilation {
     reports.cost_report = plan_.CostReport();
     absl::StrAppend(&reports.cost_report, "fast kernels: ", fast_kernels, " of ",
                     plan_.kernels.size(), " (the rest run through the evaluator's op table)\n");
+    absl::StrAppend(&reports.cost_report, "llvm kernels: ", llvm_kernels_used_, " of ",
+                    plan_.kernels.size(), " compiled by the LLVM code generator (",
+                    compiler_.unique_kernels(), " functions, ",
+                    absl::StrFormat("%.1f", compiler_.compile_ms()), " ms)", llvm_note_, "\n");
+    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+      if (llvm_ids_[k] >= 0) absl::StrAppend(&reports.cost_report, "  llvm_loop.", k, "\n");
+    }
     reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
     reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
     reports.cost = passes::AnalyzeCost(entry_, &plan_);
@@ -389,6 +409,38 @@ class HostCompilation {
   const std::string& refusal() const { return refusal_; }
 
  private:
+  // The loop kernels the code generator covers, outside row groups (those run row tiles of the
+  // chunked kernels), compiled to native code in one module. Any failure leaves every kernel on
+  // the chunked path, with the reason in the cost report.
+  void CompileLoopKernels() {
+    llvm_ids_.assign(plan_.kernels.size(), -1);
+    if (!llvm_kernels_) {
+      llvm_note_ = "; off (--host_llvm=off)";
+      return;
+    }
+    if (!codegen::HostCodegenBuilt()) {
+      llvm_note_ = "; this build has no LLVM";
+      return;
+    }
+    std::vector<bool> grouped(plan_.kernels.size(), false);
+    for (const passes::RowGroup& g : plan_.row_groups) {
+      for (int k = g.first; k <= g.last; ++k) grouped[k] = true;
+    }
+    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+      if (plan_.kernels[k].kind != passes::KernelKind::kLoop || grouped[k]) continue;
+      absl::StatusOr<int> id = compiler_.AddLoopKernel(plan_.kernels[k]);
+      if (id.ok()) llvm_ids_[k] = *id;
+    }
+    absl::Status compiled = compiler_.Compile();
+    if (!compiled.ok()) {
+      llvm_ids_.assign(plan_.kernels.size(), -1);
+      llvm_note_ = absl::StrCat("; compilation failed, chunked kernels run instead: ",
+                                compiled.message());
+      return;
+    }
+    for (int id : llvm_ids_) llvm_kernels_used_ += id >= 0 ? 1 : 0;
+  }
+
   static const char* KernelName(const passes::Kernel& kernel) {
     switch (kernel.kind) {
       case passes::KernelKind::kLoop: return "loop";
@@ -443,11 +495,17 @@ class HostCompilation {
   std::unordered_map<const ir::Value*, ValueRef> refs_;
   int num_other_ = 0;
   std::string refusal_;
+  bool llvm_kernels_;
+  codegen::HostKernelCompiler compiler_;
+  std::vector<int> llvm_ids_;  // per kernel: its id in compiler_, or -1
+  int llvm_kernels_used_ = 0;
+  std::string llvm_note_;
 };
 
 class HostBackend final : public backend::Backend {
  public:
-  std::string_view name() const override { return "host"; }
+  explicit HostBackend(bool llvm_kernels) : llvm_kernels_(llvm_kernels) {}
+  std::string_view name() const override { return llvm_kernels_ ? "host" : "host_no_llvm"; }
   std::string_view platform() const override { return kPlatform; }
   bool wants_optimized_module() const override { return true; }
 
@@ -455,13 +513,16 @@ class HostBackend final : public backend::Backend {
       const ir::Computation& entry, absl::Span<const passes::IoAlias> donations) const override {
     std::string refusal = CompiledPathRefusal(entry);
     if (refusal.empty()) {
-      HostCompilation compilation(entry, donations);
+      HostCompilation compilation(entry, donations, llvm_kernels_);
       EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, compilation.Build());
       if (executable != nullptr) return executable;
       refusal = compilation.refusal();
     }
     return EvaluatorExecutable(entry, donations, "host", refusal);
   }
+
+ private:
+  bool llvm_kernels_;
 };
 
 class EvaluatorBackend final : public backend::Backend {
@@ -478,14 +539,17 @@ class EvaluatorBackend final : public backend::Backend {
 
 }  // namespace
 
-std::unique_ptr<backend::Backend> CreateHostBackend() { return std::make_unique<HostBackend>(); }
+std::unique_ptr<backend::Backend> CreateHostBackend(bool llvm_kernels) {
+  return std::make_unique<HostBackend>(llvm_kernels);
+}
 std::unique_ptr<backend::Backend> CreateEvaluatorBackend() {
   return std::make_unique<EvaluatorBackend>();
 }
 
 absl::Status RegisterHostBackends(backend::BackendRegistry& registry) {
   EMBER_RETURN_IF_ERROR(registry.Register(CreateHostBackend()));
-  return registry.Register(CreateEvaluatorBackend());
+  EMBER_RETURN_IF_ERROR(registry.Register(CreateEvaluatorBackend()));
+  return registry.Register(CreateHostBackend(/*llvm_kernels=*/false));
 }
 
 }  // namespace ember::host

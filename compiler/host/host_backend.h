@@ -8,6 +8,8 @@
 //    which kernels run where.
 //  - "evaluator": the reference evaluator runs the whole entry as it was sent
 //    (EMBER_FLAGS=--host_backend=evaluator).
+//  - "host_no_llvm": "host" without the LLVM code generator (EMBER_FLAGS=--host_llvm=off), whose
+//    loop kernels otherwise run as native code where it covers them (compiler/codegen/).
 #ifndef EMBER_COMPILER_HOST_HOST_BACKEND_H_
 #define EMBER_COMPILER_HOST_HOST_BACKEND_H_
 
@@ -18,9 +20,10 @@
 
 namespace ember::host {
 
-std::unique_ptr<backend::Backend> CreateHostBackend();
+// `llvm_kernels`: compile the loop kernels the code generator covers (when built with LLVM).
+std::unique_ptr<backend::Backend> CreateHostBackend(bool llvm_kernels = true);
 std::unique_ptr<backend::Backend> CreateEvaluatorBackend();
-// Registers both.
+// Registers "host", "evaluator" and "host_no_llvm".
 absl::Status RegisterHostBackends(backend::BackendRegistry& registry);
 
 }  // namespace ember::host

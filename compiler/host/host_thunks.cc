@@ -139,6 +139,25 @@ absl::Status FusedKernelThunk::Run(HostRunContext& context) const {
   return absl::OkStatus();
 }
 
+absl::Status CompiledLoopThunk::Run(HostRunContext& context) const {
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  Pointers(context, inputs_, in);
+  Pointers(context, outputs_, out);
+  // Parts of at least 64 Ki elements, as the chunked loop kernels split theirs.
+  constexpr int64_t kBlock = 4096;
+  constexpr int64_t kBlocksPerPart = 16;
+  const int64_t blocks = (elements_ + kBlock - 1) / kBlock;
+  if (blocks <= kBlocksPerPart) {
+    kernel_.fn(in.data(), out.data(), 0, elements_);
+    return absl::OkStatus();
+  }
+  context.pool().ParallelFor(blocks, kBlocksPerPart, [&](int64_t begin, int64_t end) {
+    kernel_.fn(in.data(), out.data(), begin * kBlock, std::min(elements_, end * kBlock));
+  });
+  return absl::OkStatus();
+}
+
 absl::Status RowGroupThunk::Run(HostRunContext& context) const {
   std::vector<std::vector<const void*>> in(members_.size());
   std::vector<std::vector<void*>> out(members_.size());

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "compiler/backend/thunk.h"
+#include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/host/collective_hooks.h"
 #include "compiler/host/fast_conv.h"
@@ -105,6 +106,23 @@ class FusedKernelThunk final : public HostThunk {
 
  private:
   std::unique_ptr<fast::FusedKernel> kernel_;
+  std::vector<ValueRef> inputs_;
+  std::vector<ValueRef> outputs_;
+};
+
+// A loop kernel compiled to native code by the code generator (compiler/codegen/), its element
+// range split across the thread pool.
+class CompiledLoopThunk final : public HostThunk {
+ public:
+  CompiledLoopThunk(std::string name, codegen::HostLoopKernel kernel, int64_t elements,
+                    std::vector<ValueRef> inputs, std::vector<ValueRef> outputs)
+      : HostThunk(Kind::kKernel, std::move(name)), kernel_(std::move(kernel)),
+        elements_(elements), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  codegen::HostLoopKernel kernel_;
+  int64_t elements_;
   std::vector<ValueRef> inputs_;
   std::vector<ValueRef> outputs_;
 };

@@ -77,6 +77,7 @@ TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->dump_to, "");
   EXPECT_EQ(none->host_backend, "compiled");
+  EXPECT_TRUE(none->host_llvm);
 
   setenv("EMBER_FLAGS", "--dump_to=/tmp/a  --host_backend=evaluator --dump_to=/tmp/b", 1);
   auto flags = ReadCompilerOptions({});
@@ -87,6 +88,15 @@ TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
   frontend::CompileOptions compile_options;
   compile_options.env_option_overrides["xla_dump_to"] = std::string("/tmp/xla");
   EXPECT_EQ(ReadCompilerOptions(compile_options)->dump_to, "/tmp/xla");
+
+  setenv("EMBER_FLAGS", "--host_llvm=off", 1);
+  EXPECT_FALSE(ReadCompilerOptions({})->host_llvm);
+  setenv("EMBER_FLAGS", "--host_llvm=off --host_llvm=on", 1);
+  EXPECT_TRUE(ReadCompilerOptions({})->host_llvm);
+  setenv("EMBER_FLAGS", "--host_llvm=no", 1);
+  auto bad_llvm = ReadCompilerOptions({});
+  ASSERT_FALSE(bad_llvm.ok());
+  EXPECT_NE(bad_llvm.status().message().find("--host_llvm=no"), std::string::npos);
 
   setenv("EMBER_FLAGS", "--host_backend=fast", 1);
   auto bad = ReadCompilerOptions({});

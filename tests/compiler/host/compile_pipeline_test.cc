@@ -6,15 +6,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "compiler/driver/compile_program.h"
+#include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/host/host_runner.h"
 #include "tests/backend_test_util.h"
 
@@ -87,6 +91,55 @@ TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
   auto out = host::RunOnHost(*(*program)->executable, std::move(args));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].array.data<float>().value()[1], -static_cast<float>(std::exp(1.0)));
+}
+
+// Loop kernels the code generator covers are compiled by LLVM (the cost report names them);
+// --host_llvm=off keeps them on the chunked kernels; both give the evaluator's bits.
+TEST_F(CompilePipelineTest, LlvmLoopKernelsAndTheirOffSwitch) {
+  const std::string text = R"(
+func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> tensor<300xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<300xf32>
+  %1 = stablehlo.maximum %0, %x : tensor<300xf32>
+  %2 = stablehlo.divide %1, %y : tensor<300xf32>
+  return %2 : tensor<300xf32>
+})";
+  std::vector<float> x(300), y(300);
+  for (int i = 0; i < 300; ++i) {
+    x[i] = std::sin(i * 1.7f) * 3;
+    y[i] = std::cos(i * 0.3f) * 2;
+  }
+  std::vector<std::vector<float>> results;
+  for (bool llvm : {true, false}) {
+    SCOPED_TRACE(llvm ? "llvm" : "chunked");
+    CompilerOptions options;
+    options.host_llvm = llvm;
+    auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{},
+                                  test_util::HostTestBackend(options), options);
+    ASSERT_TRUE(program.ok()) << program.status();
+    const std::string& report = (*program)->executable->reports().cost_report;
+    if (!codegen::HostCodegenBuilt()) {
+      EXPECT_TRUE(absl::StrContains(report, "llvm kernels: 0 of 1")) << report;
+    } else if (llvm) {
+      EXPECT_TRUE(absl::StrContains(report, "llvm kernels: 1 of 1")) << report;
+      EXPECT_TRUE(absl::StrContains(report, "llvm_loop.0")) << report;
+    } else {
+      EXPECT_TRUE(absl::StrContains(report, "llvm kernels: 0 of 1")) << report;
+      EXPECT_TRUE(absl::StrContains(report, "--host_llvm=off")) << report;
+    }
+    std::vector<eval::EvalValue> args;
+    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({300}, x).value()));
+    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({300}, y).value()));
+    auto out = host::RunOnHost(*(*program)->executable, std::move(args));
+    ASSERT_TRUE(out.ok()) << out.status();
+    auto values = (*out)[0].array.data<float>().value();
+    results.emplace_back(values.begin(), values.end());
+  }
+  ASSERT_EQ(results.size(), 2u);
+  for (int i = 0; i < 300; ++i) {
+    const float want = std::max(x[i] * y[i], x[i]) / y[i];
+    EXPECT_EQ(std::memcmp(&results[0][i], &want, 4), 0) << i;
+    EXPECT_EQ(std::memcmp(&results[1][i], &want, 4), 0) << i;
+  }
 }
 
 TEST_F(CompilePipelineTest, UnknownBackendIsAnError) {

@@ -1,0 +1,344 @@
+#include "compiler/codegen/elemental_emitter.h"
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/elemental_support.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace ember::codegen {
+namespace {
+
+using ir::ElementType;
+using ir::Opcode;
+
+bool IsNarrowFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
+
+std::string Direction(const ir::Instruction& inst) {
+  const ir::Attribute* d = inst.attribute("comparison_direction");
+  return d != nullptr ? d->s : "";
+}
+
+}  // namespace
+
+llvm::Type* ElementalEmitter::ComputeType(ElementType type) const {
+  switch (type) {
+    case ElementType::kPred: return b_.getInt1Ty();
+    case ElementType::kF64: return b_.getDoubleTy();
+    case ElementType::kF32:
+    case ElementType::kBF16:
+    case ElementType::kF16: return b_.getFloatTy();
+    default: return b_.getIntNTy(ir::BitWidth(type));
+  }
+}
+
+llvm::Type* ElementalEmitter::StorageType(ElementType type) const {
+  switch (type) {
+    case ElementType::kPred: return b_.getInt8Ty();
+    case ElementType::kBF16:
+    case ElementType::kF16: return b_.getInt16Ty();
+    default: return ComputeType(type);
+  }
+}
+
+llvm::Value* ElementalEmitter::FromStorage(ElementType type, llvm::Value* stored) {
+  switch (type) {
+    case ElementType::kPred:
+      return b_.CreateICmpNE(stored, b_.getInt8(0));
+    case ElementType::kBF16:
+      return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(stored, b_.getInt32Ty()), 16),
+                              b_.getFloatTy());
+    case ElementType::kF16:
+      return b_.CreateFPExt(b_.CreateBitCast(stored, b_.getHalfTy()), b_.getFloatTy());
+    default:
+      return stored;
+  }
+}
+
+llvm::Value* ElementalEmitter::F32ToBF16Bits(llvm::Value* f) {
+  // Round to nearest even by adding 0x7FFF plus the kept LSB (overflow carries into inf); NaN
+  // becomes the quiet NaN with its sign, as base/float_formats.cc's FloatToBF16 does.
+  llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+  llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(bits, b_.getInt32(0x7FFFFFFF)),
+                                         b_.getInt32(0x7F800000));
+  llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
+  llvm::Value* rounded =
+      b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7FFF))), 16);
+  llvm::Value* nan = b_.CreateOr(b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(0x8000)),
+                                 b_.getInt32(0x7FC0));
+  return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), b_.getInt16Ty());
+}
+
+llvm::Value* ElementalEmitter::ToStorage(ElementType type, llvm::Value* value) {
+  switch (type) {
+    case ElementType::kPred:
+      return b_.CreateZExt(value, b_.getInt8Ty());
+    case ElementType::kBF16:
+      return F32ToBF16Bits(value);
+    case ElementType::kF16:
+      return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
+    default:
+      return value;
+  }
+}
+
+llvm::Value* ElementalEmitter::Round(ElementType type, llvm::Value* value) {
+  if (!IsNarrowFloat(type)) return value;
+  return FromStorage(type, ToStorage(type, value));
+}
+
+llvm::Value* ElementalEmitter::Constant(ElementType type, const uint8_t* bytes) {
+  llvm::Type* storage = StorageType(type);
+  llvm::Value* c = nullptr;
+  if (type == ElementType::kF32) {
+    uint32_t bits;
+    std::memcpy(&bits, bytes, 4);
+    c = llvm::ConstantFP::get(b_.getContext(), llvm::APFloat(llvm::APFloat::IEEEsingle(),
+                                                             llvm::APInt(32, bits)));
+  } else if (type == ElementType::kF64) {
+    uint64_t bits;
+    std::memcpy(&bits, bytes, 8);
+    c = llvm::ConstantFP::get(b_.getContext(), llvm::APFloat(llvm::APFloat::IEEEdouble(),
+                                                             llvm::APInt(64, bits)));
+  } else {
+    const int size = ir::StorageBytes(type);
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes, size);  // little-endian host
+    c = llvm::ConstantInt::get(storage, bits);
+  }
+  return FromStorage(type, c);
+}
+
+llvm::Value* ElementalEmitter::Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
+  return b_.CreateUnaryIntrinsic(id, x);
+}
+
+llvm::Value* ElementalEmitter::Maximum(ElementType type, llvm::Value* x, llvm::Value* y,
+                                       bool max) {
+  if (type == ElementType::kPred) return max ? b_.CreateOr(x, y) : b_.CreateAnd(x, y);
+  if (ir::IsInteger(type)) {
+    const bool is_signed = ir::IsSignedInteger(type);
+    llvm::Value* keep_x = max ? (is_signed ? b_.CreateICmpSGE(x, y) : b_.CreateICmpUGE(x, y))
+                              : (is_signed ? b_.CreateICmpSLE(x, y) : b_.CreateICmpULE(x, y));
+    return b_.CreateSelect(keep_x, x, y);
+  }
+  // IEEE-754 maximum/minimum as the evaluator's MaxElement/MinElement: the first NaN operand
+  // wins, and -0 < +0.
+  llvm::Value* x_nan = b_.CreateFCmpUNO(x, x);
+  llvm::Value* y_nan = b_.CreateFCmpUNO(y, y);
+  llvm::Value* equal = b_.CreateFCmpOEQ(x, y);
+  llvm::Type* int_type = b_.getIntNTy(x->getType()->getPrimitiveSizeInBits());
+  llvm::Value* x_negative =
+      b_.CreateICmpSLT(b_.CreateBitCast(x, int_type), llvm::ConstantInt::get(int_type, 0));
+  llvm::Value* r = b_.CreateSelect(max ? b_.CreateFCmpOGT(x, y) : b_.CreateFCmpOLT(x, y), x, y);
+  r = b_.CreateSelect(equal, max ? b_.CreateSelect(x_negative, y, x)
+                                 : b_.CreateSelect(x_negative, x, y),
+                      r);
+  r = b_.CreateSelect(y_nan, y, r);
+  return b_.CreateSelect(x_nan, x, r);
+}
+
+llvm::Value* ElementalEmitter::IntDivide(ElementType type, llvm::Value* x, llvm::Value* y,
+                                         bool remainder) {
+  // XLA's integer edge cases: x / 0 = -1 (all ones unsigned), x % 0 = x, INT_MIN / -1 = INT_MIN
+  // (wraps), INT_MIN % -1 = 0. The divisor is made safe first: LLVM's division of those is UB.
+  llvm::Type* t = x->getType();
+  llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+  llvm::Value* one = llvm::ConstantInt::get(t, 1);
+  llvm::Value* all_ones = llvm::ConstantInt::getAllOnesValue(t);
+  llvm::Value* by_zero = b_.CreateICmpEQ(y, zero);
+  if (!ir::IsSignedInteger(type)) {
+    llvm::Value* safe = b_.CreateSelect(by_zero, one, y);
+    return remainder ? b_.CreateSelect(by_zero, x, b_.CreateURem(x, safe))
+                     : b_.CreateSelect(by_zero, all_ones, b_.CreateUDiv(x, safe));
+  }
+  llvm::Value* by_minus_one = b_.CreateICmpEQ(y, all_ones);
+  llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, by_minus_one), one, y);
+  if (remainder) {
+    return b_.CreateSelect(by_zero, x, b_.CreateSelect(by_minus_one, zero, b_.CreateSRem(x, safe)));
+  }
+  return b_.CreateSelect(by_zero, all_ones,
+                         b_.CreateSelect(by_minus_one, b_.CreateSub(zero, x), b_.CreateSDiv(x, safe)));
+}
+
+llvm::Value* ElementalEmitter::Shift(Opcode op, ElementType, llvm::Value* x, llvm::Value* y) {
+  // The amount is read as unsigned; amounts >= the width give 0 (left, logical) or the sign
+  // fill (arithmetic). LLVM's shifts by >= the width are poison, so the amount is clamped.
+  llvm::Type* t = x->getType();
+  const unsigned width = t->getIntegerBitWidth();
+  llvm::Value* too_far = b_.CreateICmpUGE(y, llvm::ConstantInt::get(t, width));
+  llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+  if (op == Opcode::kShiftRightArithmetic) {
+    return b_.CreateAShr(x, b_.CreateSelect(too_far, llvm::ConstantInt::get(t, width - 1), y));
+  }
+  llvm::Value* amount = b_.CreateSelect(too_far, zero, y);
+  llvm::Value* shifted =
+      op == Opcode::kShiftLeft ? b_.CreateShl(x, amount) : b_.CreateLShr(x, amount);
+  return b_.CreateSelect(too_far, zero, shifted);
+}
+
+llvm::Value* ElementalEmitter::Binary(Opcode op, ElementType type, llvm::Value* x,
+                                      llvm::Value* y) {
+  const bool fl = ir::IsFloat(type);
+  const bool pred = type == ElementType::kPred;
+  switch (op) {
+    case Opcode::kAdd:
+      return fl ? Round(type, b_.CreateFAdd(x, y)) : pred ? b_.CreateOr(x, y) : b_.CreateAdd(x, y);
+    case Opcode::kSubtract:
+      return fl ? Round(type, b_.CreateFSub(x, y)) : b_.CreateSub(x, y);
+    case Opcode::kMultiply:
+      return fl ? Round(type, b_.CreateFMul(x, y)) : pred ? b_.CreateAnd(x, y) : b_.CreateMul(x, y);
+    case Opcode::kDivide:
+      return fl ? Round(type, b_.CreateFDiv(x, y)) : IntDivide(type, x, y, false);
+    case Opcode::kRemainder:
+      // frem is C's fmod (exact, the dividend's sign), as the evaluator's std::fmod.
+      return fl ? Round(type, b_.CreateFRem(x, y)) : IntDivide(type, x, y, true);
+    case Opcode::kMaximum:
+      return Maximum(type, x, y, true);
+    case Opcode::kMinimum:
+      return Maximum(type, x, y, false);
+    case Opcode::kAnd:
+      return b_.CreateAnd(x, y);
+    case Opcode::kOr:
+      return b_.CreateOr(x, y);
+    case Opcode::kXor:
+      return b_.CreateXor(x, y);
+    default:
+      return Shift(op, type, x, y);
+  }
+}
+
+llvm::Value* ElementalEmitter::Unary(Opcode op, ElementType type, llvm::Value* x) {
+  const bool fl = ir::IsFloat(type);
+  llvm::Type* t = x->getType();
+  switch (op) {
+    case Opcode::kNegate:
+      return fl ? b_.CreateFNeg(x) : b_.CreateSub(llvm::ConstantInt::get(t, 0), x);
+    case Opcode::kAbs:
+      if (fl) return Intrinsic(llvm::Intrinsic::fabs, x);
+      return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)),
+                             b_.CreateSub(llvm::ConstantInt::get(t, 0), x), x);
+    case Opcode::kSign: {
+      if (!fl) {
+        llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+        return b_.CreateSelect(b_.CreateICmpSLT(x, zero), llvm::ConstantInt::getSigned(t, -1),
+                               b_.CreateSelect(b_.CreateICmpSGT(x, zero),
+                                               llvm::ConstantInt::get(t, 1), zero));
+      }
+      // NaN and +-0 stay as they are; everything else is +-1.
+      llvm::Value* zero = llvm::ConstantFP::get(t, 0.0);
+      llvm::Value* keep = b_.CreateFCmpUEQ(x, zero);  // unordered (NaN) or == 0
+      llvm::Value* unit = b_.CreateSelect(b_.CreateFCmpOLT(x, zero), llvm::ConstantFP::get(t, -1.0),
+                                          llvm::ConstantFP::get(t, 1.0));
+      return b_.CreateSelect(keep, x, unit);
+    }
+    case Opcode::kNot:
+      return b_.CreateNot(x);
+    case Opcode::kSqrt:
+      return Round(type, Intrinsic(llvm::Intrinsic::sqrt, x));
+    case Opcode::kFloor:
+      return Intrinsic(llvm::Intrinsic::floor, x);
+    case Opcode::kCeil:
+      return Intrinsic(llvm::Intrinsic::ceil, x);
+    case Opcode::kRoundNearestEven:
+      return Intrinsic(llvm::Intrinsic::roundeven, x);
+    case Opcode::kRoundNearestAfz:
+      return Intrinsic(llvm::Intrinsic::round, x);
+    default:
+      return nullptr;
+  }
+}
+
+llvm::Value* ElementalEmitter::Compare(const ir::Instruction& inst, llvm::Value* x,
+                                       llvm::Value* y) {
+  const ElementType type = inst.operand(0)->type().element_type();
+  const std::string d = Direction(inst);
+  if (ir::IsFloat(type)) {
+    // IEEE quiet predicates: a NaN operand satisfies only NE.
+    if (d == "EQ") return b_.CreateFCmpOEQ(x, y);
+    if (d == "NE") return b_.CreateFCmpUNE(x, y);
+    if (d == "LT") return b_.CreateFCmpOLT(x, y);
+    if (d == "LE") return b_.CreateFCmpOLE(x, y);
+    if (d == "GT") return b_.CreateFCmpOGT(x, y);
+    return b_.CreateFCmpOGE(x, y);
+  }
+  const bool s = ir::IsSignedInteger(type);
+  if (d == "EQ") return b_.CreateICmpEQ(x, y);
+  if (d == "NE") return b_.CreateICmpNE(x, y);
+  if (d == "LT") return s ? b_.CreateICmpSLT(x, y) : b_.CreateICmpULT(x, y);
+  if (d == "LE") return s ? b_.CreateICmpSLE(x, y) : b_.CreateICmpULE(x, y);
+  if (d == "GT") return s ? b_.CreateICmpSGT(x, y) : b_.CreateICmpUGT(x, y);
+  return s ? b_.CreateICmpSGE(x, y) : b_.CreateICmpUGE(x, y);
+}
+
+llvm::Value* ElementalEmitter::Convert(ElementType from, ElementType to, llvm::Value* x) {
+  if (from == to) return x;
+  llvm::Type* dst = ComputeType(to);
+  const bool from_float = ir::IsFloat(from), to_float = ir::IsFloat(to);
+  if (to == ElementType::kPred) {
+    return from_float ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                      : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (from == ElementType::kPred) {
+    return to_float ? b_.CreateUIToFP(x, dst) : b_.CreateZExt(x, dst);
+  }
+  if (!from_float && !to_float) {
+    return ir::IsSignedInteger(from) ? b_.CreateSExtOrTrunc(x, dst) : b_.CreateZExtOrTrunc(x, dst);
+  }
+  if (!from_float) {
+    // Integers round once to f32/f64; those that reach bf16/f16 are at most 16 bits wide, exact
+    // in f32, so they too round once.
+    llvm::Value* f = ir::IsSignedInteger(from) ? b_.CreateSIToFP(x, dst) : b_.CreateUIToFP(x, dst);
+    return Round(to, f);
+  }
+  if (!to_float) {
+    // Truncation toward zero, NaN -> 0, saturating at the type's range: the .sat intrinsics.
+    const llvm::Intrinsic::ID id = ir::IsSignedInteger(to) ? llvm::Intrinsic::fptosi_sat
+                                                           : llvm::Intrinsic::fptoui_sat;
+    return b_.CreateIntrinsic(id, {dst, x->getType()}, {x});
+  }
+  // Float to float: f32 <-> f64 in one step (bf16/f16 values are exact in f32).
+  llvm::Value* v = x;
+  if (x->getType() != dst) {
+    v = dst->isDoubleTy() ? b_.CreateFPExt(x, dst) : b_.CreateFPTrunc(x, dst);
+  }
+  return Round(to, v);
+}
+
+absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
+    const ir::Instruction& inst, absl::Span<llvm::Value* const> operands) {
+  if (!ElementalOpSupported(inst) || operands.size() != inst.operands().size()) {
+    return absl::UnimplementedError(
+        absl::StrCat(inst.Describe(), ": the elemental emitter does not emit this op and type"));
+  }
+  const ElementType type = inst.result()->type().element_type();
+  const Opcode op = inst.opcode();
+  switch (op) {
+    case Opcode::kCompare:
+      return Compare(inst, operands[0], operands[1]);
+    case Opcode::kSelect:
+      return b_.CreateSelect(operands[0], operands[1], operands[2]);
+    case Opcode::kClamp:
+      // minimum(maximum(operand, min), max), as the evaluator.
+      return Maximum(type, Maximum(type, operands[1], operands[0], true), operands[2], false);
+    case Opcode::kConvert:
+      return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
+    case Opcode::kIsFinite: {
+      llvm::Value* x = operands[0];
+      return b_.CreateFCmpONE(Intrinsic(llvm::Intrinsic::fabs, x),
+                              llvm::ConstantFP::getInfinity(x->getType()));
+    }
+    default:
+      break;
+  }
+  if (operands.size() == 2) return Binary(op, type, operands[0], operands[1]);
+  llvm::Value* v = Unary(op, type, operands[0]);
+  if (v == nullptr) {
+    return absl::InternalError(absl::StrCat(inst.Describe(), ": no elemental code for this op"));
+  }
+  return v;
+}
+
+}  // namespace ember::codegen

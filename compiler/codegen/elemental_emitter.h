@@ -1,0 +1,56 @@
+// The elemental emitter: LLVM IR computing one output element of an elementwise instruction from
+// its operands' elements, with exactly the reference evaluator's semantics (NaN, signed zero,
+// integer division by zero and overflow, shift amounts, saturating conversions). Target neutral:
+// it only uses an IRBuilder, so the host (x86-64 JIT) and GPU (NVPTX) kernel emitters share it.
+// Values are held in a "compute" type (pred i1, integers iN, f32/f64, bf16/f16 as f32 rounded
+// to their precision) and moved to and from memory in a "storage" type (pred i8, bf16/f16 i16).
+#ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
+#define EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ir/element_type.h"
+#include "compiler/ir/module.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace ember::codegen {
+
+class ElementalEmitter {
+ public:
+  // `builder` inserts where the caller points it; the emitter adds no blocks (selects only), so
+  // its code sits inside any loop body and vectorizes.
+  explicit ElementalEmitter(llvm::IRBuilderBase& builder) : b_(builder) {}
+
+  llvm::Type* ComputeType(ir::ElementType type) const;
+  llvm::Type* StorageType(ir::ElementType type) const;
+  // A loaded element to the compute type, and back (bf16/f16 round to nearest even here).
+  llvm::Value* FromStorage(ir::ElementType type, llvm::Value* stored);
+  llvm::Value* ToStorage(ir::ElementType type, llvm::Value* value);
+  // A scalar of `type` in the compute type (from the literal's bytes).
+  llvm::Value* Constant(ir::ElementType type, const uint8_t* bytes);
+
+  // One element of `instruction` (ElementalOpSupported) from its operands' elements, all in
+  // their compute types.
+  absl::StatusOr<llvm::Value*> EmitElementwise(const ir::Instruction& instruction,
+                                               absl::Span<llvm::Value* const> operands);
+
+ private:
+  llvm::Value* Binary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
+  llvm::Value* Unary(ir::Opcode op, ir::ElementType type, llvm::Value* x);
+  llvm::Value* Compare(const ir::Instruction& instruction, llvm::Value* x, llvm::Value* y);
+  llvm::Value* Convert(ir::ElementType from, ir::ElementType to, llvm::Value* x);
+  llvm::Value* Maximum(ir::ElementType type, llvm::Value* x, llvm::Value* y, bool max);
+  llvm::Value* IntDivide(ir::ElementType type, llvm::Value* x, llvm::Value* y, bool remainder);
+  llvm::Value* Shift(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
+  // A value computed in f32 for a bf16/f16 result, rounded to that precision (identity for
+  // other types).
+  llvm::Value* Round(ir::ElementType type, llvm::Value* value);
+  llvm::Value* F32ToBF16Bits(llvm::Value* f);
+  llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
+
+  llvm::IRBuilderBase& b_;
+};
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_

@@ -1,0 +1,141 @@
+#include "compiler/codegen/elemental_support.h"
+
+#include <string>
+
+namespace ember::codegen {
+namespace {
+
+using ir::ElementType;
+using ir::Opcode;
+
+bool IsF(ElementType t) { return ir::IsFloat(t); }
+bool IsI(ElementType t) { return ir::IsInteger(t); }
+
+const std::string* StringAttr(const ir::Instruction& inst, const char* name) {
+  const ir::Attribute* a = inst.attribute(name);
+  if (a == nullptr || a->kind != ir::Attribute::Kind::kString) return nullptr;
+  return &a->s;
+}
+
+bool CompareSupported(const ir::Instruction& inst) {
+  const std::string* d = StringAttr(inst, "comparison_direction");
+  if (d == nullptr) return false;
+  if (*d != "EQ" && *d != "NE" && *d != "LT" && *d != "LE" && *d != "GT" && *d != "GE") {
+    return false;
+  }
+  const ElementType t = inst.operand(0)->type().element_type();
+  if (inst.attribute("compare_type") == nullptr) return true;
+  const std::string* ct = StringAttr(inst, "compare_type");
+  if (ct == nullptr) return false;
+  // TOTALORDER (bit-pattern order of floats) is not emitted yet.
+  if (IsF(t)) return *ct == "FLOAT";
+  if (ir::IsSignedInteger(t)) return *ct == "SIGNED";
+  return *ct == "UNSIGNED";
+}
+
+bool ConvertSupported(ElementType from, ElementType to) {
+  // Narrow floats are computed in f32: a conversion that would round twice on its way there
+  // (f64 -> bf16/f16, wide integers -> bf16/f16) is not emitted.
+  const bool narrow_to = to == ElementType::kBF16 || to == ElementType::kF16;
+  if (narrow_to && from == ElementType::kF64) return false;
+  if (narrow_to && IsI(from) && ir::BitWidth(from) > 16) return false;
+  return true;
+}
+
+}  // namespace
+
+bool ElementalTypeSupported(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kBF16:
+    case ElementType::kF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ElementalOpSupported(const ir::Instruction& inst) {
+  if (inst.num_results() != 1 || !inst.result()->type().is_tensor() || !inst.regions().empty()) {
+    return false;
+  }
+  const ElementType t = inst.result()->type().element_type();
+  if (!ElementalTypeSupported(t)) return false;
+  for (size_t i = 0; i < inst.operands().size(); ++i) {
+    const ir::Value* v = inst.operand(i);
+    if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
+    // select's predicate and clamp's bounds may be scalars; other operands have the result's dims.
+    const bool scalar_ok = (inst.opcode() == Opcode::kSelect && i == 0) ||
+                           (inst.opcode() == Opcode::kClamp && i != 1);
+    if (v->type().dims() != inst.result()->type().dims() &&
+        !(scalar_ok && v->type().dims().empty())) {
+      return false;
+    }
+  }
+  const size_t n = inst.operands().size();
+  const bool pred = t == ElementType::kPred;
+  const ElementType in = n > 0 ? inst.operand(0)->type().element_type() : t;
+  auto same_types = [&] {
+    for (const ir::Value* v : inst.operands()) {
+      if (v->type().element_type() != t) return false;
+    }
+    return true;
+  };
+  switch (inst.opcode()) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return n == 2 && same_types();
+    case Opcode::kSubtract:
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+      return n == 2 && same_types() && !pred;
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+      return n == 2 && same_types() && !IsF(t);
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic:
+      return n == 2 && same_types() && IsI(t);
+    case Opcode::kNegate:
+      return n == 1 && same_types() && !pred;
+    case Opcode::kAbs:
+    case Opcode::kSign:
+      return n == 1 && same_types() && (IsF(t) || ir::IsSignedInteger(t));
+    case Opcode::kNot:
+      return n == 1 && same_types() && !IsF(t);
+    case Opcode::kSqrt:
+    case Opcode::kFloor:
+    case Opcode::kCeil:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kRoundNearestAfz:
+      return n == 1 && same_types() && IsF(t);
+    case Opcode::kIsFinite:
+      return n == 1 && pred && IsF(in);
+    case Opcode::kCompare:
+      return n == 2 && pred && inst.operand(1)->type().element_type() == in && CompareSupported(inst);
+    case Opcode::kSelect:
+      return n == 3 && in == ElementType::kPred && inst.operand(1)->type().element_type() == t &&
+             inst.operand(2)->type().element_type() == t;
+    case Opcode::kClamp:
+      return n == 3 && same_types() && !pred;
+    case Opcode::kConvert:
+      return n == 1 && ConvertSupported(in, t);
+    default:
+      return false;
+  }
+}
+
+}  // namespace ember::codegen

@@ -1,0 +1,23 @@
+// What the elemental emitter (elemental_emitter.h) can emit, asked without LLVM: the host backend
+// and the GPU backend's planner use it to decide which kernels the code generator takes. Target
+// neutral; a type or op it accepts is emitted with exactly the reference evaluator's semantics.
+#ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_
+#define EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_
+
+#include "compiler/ir/element_type.h"
+#include "compiler/ir/module.h"
+
+namespace ember::codegen {
+
+// Element types held in registers and memory: pred, s8-s64, u8-u64, f32, f64, and bf16/f16 as
+// storage types computed in f32 (rounded to the storage type after every op, as the evaluator
+// rounds every op's result).
+bool ElementalTypeSupported(ir::ElementType type);
+
+// Elementwise instructions whose one output element the emitter computes from the operands'
+// elements at the same index (not the index-changing ops: those are the kernel emitter's).
+bool ElementalOpSupported(const ir::Instruction& instruction);
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_

@@ -1,0 +1,57 @@
+// The host target of the code generator: loop kernels emitted as LLVM IR (loop_emitter.h),
+// optimized at O2 for this machine's CPU (its vector width) and compiled by ORC's LLJIT into
+// native functions. One compiler per executable: identical kernels share one function (the
+// executable's in-memory kernel cache), and everything added is compiled as one module. This
+// header has no LLVM types; without LLVM in the build (EMBER_LLVM=OFF) every kernel is refused.
+#ifndef EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
+#define EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/passes/fusion_plan.h"
+
+namespace ember::codegen {
+
+// Computes kernel outputs elements [begin, end) (row-major) from `inputs` (kernel.inputs order)
+// into `outputs` (kernel.outputs order).
+using HostLoopFn = void (*)(const void* const* inputs, void* const* outputs, int64_t begin,
+                            int64_t end);
+
+struct HostLoopKernel {
+  HostLoopFn fn = nullptr;
+  std::shared_ptr<const void> owner;  // keeps the compiled code alive
+};
+
+// Whether this build has the LLVM code generator.
+bool HostCodegenBuilt();
+
+class HostKernelCompiler {
+ public:
+  HostKernelCompiler();
+  ~HostKernelCompiler();
+  HostKernelCompiler(const HostKernelCompiler&) = delete;
+  HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;
+
+  // Emits `kernel` (an identical earlier kernel's function is reused) and returns its id; an
+  // error (nothing added) when the code generator does not take it.
+  absl::StatusOr<int> AddLoopKernel(const passes::Kernel& kernel);
+  // Optimizes and compiles every kernel added, once.
+  absl::Status Compile();
+  // After Compile: kernel `id`'s function.
+  HostLoopKernel Get(int id) const;
+
+  int kernels() const;         // AddLoopKernel calls that succeeded
+  int unique_kernels() const;  // functions emitted
+  double compile_ms() const;   // emission, optimization and native code generation
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_

@@ -1,0 +1,21 @@
+// HostKernelCompiler in a build without LLVM (EMBER_LLVM=OFF or llvm-19-dev absent): the host
+// backend then runs every loop kernel on its chunked kernels.
+#include "compiler/codegen/host_kernel_compiler.h"
+
+namespace ember::codegen {
+
+struct HostKernelCompiler::Impl {};
+
+bool HostCodegenBuilt() { return false; }
+HostKernelCompiler::HostKernelCompiler() = default;
+HostKernelCompiler::~HostKernelCompiler() = default;
+absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel&) {
+  return absl::UnimplementedError("Ember was built without the LLVM code generator");
+}
+absl::Status HostKernelCompiler::Compile() { return absl::OkStatus(); }
+HostLoopKernel HostKernelCompiler::Get(int) const { return {}; }
+int HostKernelCompiler::kernels() const { return 0; }
+int HostKernelCompiler::unique_kernels() const { return 0; }
+double HostKernelCompiler::compile_ms() const { return 0; }
+
+}  // namespace ember::codegen

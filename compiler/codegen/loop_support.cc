@@ -1,0 +1,110 @@
+#include "compiler/codegen/loop_support.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/elemental_support.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::codegen {
+namespace {
+
+using ir::Opcode;
+
+// Row-major dense tensors of a supported element type.
+bool DenseSupported(const ir::Value* v) {
+  if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
+  return plain.ok() && *plain == v->type().shape();
+}
+
+}  // namespace
+
+bool IndexOpSupported(const ir::Instruction& inst) {
+  if (inst.num_results() != 1 || !inst.regions().empty()) return false;
+  const ir::Value* out = inst.result();
+  const int64_t rank = static_cast<int64_t>(out->type().dims().size());
+  if (inst.opcode() == Opcode::kIota) {
+    const ir::Attribute* d = inst.attribute("iota_dimension");
+    const ir::ElementType t = out->type().element_type();
+    // Indices convert to bf16/f16 through f32, which would round twice past 2^24.
+    return inst.operands().empty() && d != nullptr && d->kind == ir::Attribute::Kind::kInt &&
+           d->i >= 0 && d->i < rank && t != ir::ElementType::kBF16 &&
+           t != ir::ElementType::kF16 && t != ir::ElementType::kPred;
+  }
+  if (inst.operands().size() != 1) return false;
+  const ir::Value* in = inst.operand(0);
+  if (in->type().element_type() != out->type().element_type()) return false;
+  const std::vector<int64_t>& in_dims = in->type().dims();
+  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+  switch (inst.opcode()) {
+    case Opcode::kReshape:
+      return in->type().shape().element_count() == out->type().shape().element_count();
+    case Opcode::kBroadcastInDim: {
+      const std::vector<int64_t>* dims = passes::IntsAttribute(inst, "broadcast_dimensions");
+      if (dims == nullptr || static_cast<int64_t>(dims->size()) != in_rank) return false;
+      for (int64_t k = 0; k < in_rank; ++k) {
+        const int64_t d = (*dims)[k];
+        if (d < 0 || d >= rank) return false;
+        if (in_dims[k] != 1 && in_dims[k] != out->type().dims()[d]) return false;
+      }
+      return true;
+    }
+    case Opcode::kTranspose: {
+      const std::vector<int64_t>* perm = passes::IntsAttribute(inst, "permutation");
+      if (perm == nullptr || static_cast<int64_t>(perm->size()) != rank || in_rank != rank) {
+        return false;
+      }
+      std::vector<bool> seen(rank, false);
+      for (int64_t i = 0; i < rank; ++i) {
+        const int64_t p = (*perm)[i];
+        if (p < 0 || p >= rank || seen[p] || in_dims[p] != out->type().dims()[i]) return false;
+        seen[p] = true;
+      }
+      return true;
+    }
+    case Opcode::kSlice: {
+      const std::vector<int64_t>* start = passes::IntsAttribute(inst, "start_indices");
+      const std::vector<int64_t>* strides = passes::IntsAttribute(inst, "strides");
+      if (start == nullptr || static_cast<int64_t>(start->size()) != rank || in_rank != rank ||
+          (strides != nullptr && static_cast<int64_t>(strides->size()) != rank)) {
+        return false;
+      }
+      for (int64_t k = 0; k < rank; ++k) {
+        const int64_t s = strides != nullptr ? (*strides)[k] : 1;
+        const int64_t n = out->type().dims()[k];
+        if (s < 1 || (*start)[k] < 0 || (n > 0 && (*start)[k] + (n - 1) * s >= in_dims[k])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+std::string LoopKernelRefusal(const passes::Kernel& kernel) {
+  if (kernel.kind != passes::KernelKind::kLoop) return "not a loop kernel";
+  if (kernel.instructions.empty() || kernel.outputs.empty()) return "an empty kernel";
+  const ir::Value* root = kernel.root()->result();
+  for (const ir::Value* v : kernel.inputs) {
+    if (!DenseSupported(v)) return absl::StrCat("an input is ", v->type().ToString());
+  }
+  for (const ir::Value* v : kernel.outputs) {
+    if (!DenseSupported(v) || v->type().dims() != root->type().dims()) {
+      return absl::StrCat("an output is ", v->type().ToString());
+    }
+  }
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->num_results() != 1 || !DenseSupported(inst->result())) {
+      return absl::StrCat(inst->Describe(), " has a result type the emitter lacks");
+    }
+    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {
+      return absl::StrCat(inst->Describe(), " is not emitted yet");
+    }
+  }
+  return "";
+}
+
+}  // namespace ember::codegen

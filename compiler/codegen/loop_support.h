@@ -1,0 +1,21 @@
+// Which loop fusions the code generator takes (asked without LLVM, by backends planning kernels).
+#ifndef EMBER_COMPILER_CODEGEN_LOOP_SUPPORT_H_
+#define EMBER_COMPILER_CODEGEN_LOOP_SUPPORT_H_
+
+#include <string>
+
+#include "compiler/passes/fusion_plan.h"
+
+namespace ember::codegen {
+
+// Empty when EmitLoopKernel (loop_emitter.h) emits `kernel`, else why not (the first
+// instruction or output it does not cover).
+std::string LoopKernelRefusal(const passes::Kernel& kernel);
+
+// Whether an index op of a loop kernel (broadcast_in_dim, reshape, transpose, slice, iota) is
+// one the loop emitter maps; elementwise ops are ElementalOpSupported's.
+bool IndexOpSupported(const ir::Instruction& instruction);
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_LOOP_SUPPORT_H_
