@@ -45,6 +45,9 @@ PKG=$ROOT/python/jax_plugins/ember
 rm -f "$PKG"/*.so "$PKG"/*.so.*
 # libpjrt_ember.so is the loader frameworks open; libpjrt_ember_core.so (all of Ember) sits beside it.
 cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$BUILD/pjrt_plugin/libpjrt_ember_core.so" "$PKG/"
+# Symbols for debugging stay in the build; the package (which GPU machines receive as a carried
+# build of at most 64 MiB) ships the core stripped: LLVM's code generator is most of its size.
+strip --strip-unneeded "$PKG/libpjrt_ember_core.so"
 ldd "$BUILD/pjrt_plugin/libpjrt_ember_core.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
 # The TensorFlow helper (built only when TensorFlow is installed) goes beside the core.
 if [ -f "$BUILD/pjrt_plugin/libember_tf_helper.so" ]; then
