@@ -4,6 +4,8 @@
 #include <atomic>
 #include <exception>
 
+#include "base/memory_account.h"
+
 namespace ember::host {
 
 ThreadPool::ThreadPool(int threads) {
@@ -60,7 +62,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
     std::exception_ptr error;
   } shared;
   shared.remaining = parts - 1;
-  auto run_part = [&fn, &shared](int64_t begin, int64_t end) {
+  // Parts charge what they allocate to the caller's memory account, wherever they run.
+  MemoryAccount* account = MemoryAccount::Current();
+  auto run_part = [&fn, &shared, account](int64_t begin, int64_t end) {
+    ScopedMemoryAccount scope(account);
     try {
       if (begin < end) fn(begin, end);
     } catch (...) {

@@ -1,7 +1,8 @@
 // Failures inside host work stay inside their launch: an exception a thunk throws (std::bad_alloc
 // from a container it sizes) fails the launch with an error naming the thunk, the stream's
 // worker thread lives on and runs the next launch; a part of a ParallelFor that throws reaches
-// its caller instead of ending a pool thread.
+// its caller instead of ending a pool thread; parts charge what they allocate to the caller's
+// memory account, on whatever thread they run.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/memory_account.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/thread_pool.h"
 #include "stream_executor/host/host_executor.h"
@@ -99,6 +101,36 @@ TEST(HostThunkFailures, AThrowingParallelForPartReachesTheCaller) {
     for (int64_t i = begin; i < end; ++i) sum += i;
   });
   EXPECT_EQ(sum.load(), 4000 * 3999 / 2);
+}
+
+// Counts charges (thread-safe: parts run on several threads).
+class CountingAccount final : public MemoryAccount {
+ public:
+  absl::Status Charge(uint64_t bytes) override {
+    charged_ += bytes;
+    return absl::OkStatus();
+  }
+  void Release(uint64_t bytes) override { released_ += bytes; }
+  uint64_t charged() const { return charged_.load(); }
+  uint64_t released() const { return released_.load(); }
+
+ private:
+  std::atomic<uint64_t> charged_{0}, released_{0};
+};
+
+TEST(HostThunkFailures, ParallelForPartsChargeTheCallersAccount) {
+  ThreadPool pool(4);
+  CountingAccount account;
+  ScopedMemoryAccount scope(&account);
+  const ir::Shape shape = ir::Shape::Make(ir::ElementType::kF32, {16}).value();
+  pool.ParallelFor(64, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      absl::StatusOr<ir::Literal> value = ir::Literal::Create(shape);  // 64 bytes, freed at once
+      ASSERT_TRUE(value.ok());
+    }
+  });
+  EXPECT_EQ(account.charged(), 64u * 64u);
+  EXPECT_EQ(account.released(), 64u * 64u);
 }
 
 }  // namespace
