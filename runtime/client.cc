@@ -140,6 +140,18 @@ absl::StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHostBuffer(
     *done_with_host_buffer = ready;
     return buffer;
   }
+  // Small arrays are copied before the call returns, whatever the semantics: callers do change
+  // "immutable" memory right after handing it over (scipy's LAPACK wrappers shift pivot arrays in
+  // place while they run, next to an Ember computation that was given the same array), and a
+  // copy this small costs less than a trip through the stream. XLA's CPU client draws the same
+  // line (100 KiB).
+  constexpr uint64_t kSmallTransferBytes = 100 * 1024;
+  if (!strided && size <= kSmallTransferBytes) {
+    EMBER_RETURN_IF_ERROR(device->executor()->SynchronousMemcpyH2D(allocation->memory(), data, size));
+    ready->Set(absl::OkStatus());
+    *done_with_host_buffer = ready;
+    return buffer;
+  }
   // The caller's memory is read on the transfer stream unless it may change as soon as we
   // return, or needs a relayout: then we stage a dense copy now and the caller is free at once.
   std::shared_ptr<std::vector<uint8_t>> staging;
