@@ -147,7 +147,8 @@ absl::StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHostBuffer(
   // line (100 KiB).
   constexpr uint64_t kSmallTransferBytes = 100 * 1024;
   if (!strided && size <= kSmallTransferBytes) {
-    EMBER_RETURN_IF_ERROR(device->executor()->SynchronousMemcpyH2D(allocation->memory(), data, size));
+    EMBER_RETURN_IF_ERROR(
+        device->executor()->SynchronousMemcpyH2D(allocation->memory(), data, size));
     ready->Set(absl::OkStatus());
     *done_with_host_buffer = ready;
     return buffer;

@@ -277,6 +277,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   }
   // Fresh memory first (results, the arena of temporaries), so a failed allocation leaves every
   // argument as it was.
+  const std::string& launch_name = program_->executable->thunks().name();
   for (size_t d = 0; d < devices.size(); ++d) {
     DeviceLaunch& w = *work[d];
     w.out.resize(result_types_.size());
@@ -287,12 +288,11 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       absl::StatusOr<std::shared_ptr<DeviceAllocation>> out =
           DeviceAllocation::Allocate(devices[d]->executor(), size);
       if (!out.ok()) {
-        return WithContext(out.status(),
-                           absl::StrCat("result ", r, " (", type.ToString(), ") of ",
-                                        program_->executable->thunks().name(),
-                                        r < layout.result_sources.size()
-                                            ? absl::StrCat(", computed by ", layout.result_sources[r])
-                                            : ""));
+        const std::string source = r < layout.result_sources.size()
+                                       ? absl::StrCat(", computed by ", layout.result_sources[r])
+                                       : "";
+        return WithContext(out.status(), absl::StrCat("result ", r, " (", type.ToString(), ") of ",
+                                                      launch_name, source));
       }
       w.out[r] = *std::move(out);
     }
@@ -300,11 +300,11 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       absl::StatusOr<std::shared_ptr<DeviceAllocation>> temp = DeviceAllocation::Allocate(
           devices[d]->executor(), static_cast<uint64_t>(layout.temp_bytes));
       if (!temp.ok()) {
-        return WithContext(temp.status(),
-                           absl::StrCat("the temporaries of ", program_->executable->thunks().name(),
-                                        layout.largest_temp.empty()
-                                            ? ""
-                                            : absl::StrCat("; the largest is ", layout.largest_temp)));
+        std::string what = absl::StrCat("the temporaries of ", launch_name);
+        if (!layout.largest_temp.empty()) {
+          absl::StrAppend(&what, "; the largest is ", layout.largest_temp);
+        }
+        return WithContext(temp.status(), what);
       }
       w.temp = *std::move(temp);
     }

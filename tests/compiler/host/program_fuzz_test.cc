@@ -1,11 +1,12 @@
 // A fuzzer of the compile-and-execute path: small random StableHLO programs (elementwise ops,
-// compare/select, converts, transposes, reshapes, slices, broadcasts, concatenations and
-// reductions over random shapes of f32 and s32) are compiled by the host backend (the default
-// pass pipeline, fused kernels) and by the reference evaluator and run on random inputs; the
-// results must agree bit for bit (NaNs of any payload agree). Every op kept here is exact, so any
-// difference is a bug. A crash fails the test binary (and ASan/UBSan builds catch memory and
-// undefined-behaviour errors). The run is bounded: EMBER_PROGRAM_FUZZ_RUNS programs (default
-// 1000, about a second in CI), starting at seed EMBER_PROGRAM_FUZZ_SEED; a finding prints its program.
+// compare/select, converts, transposes, reshapes, slices, broadcasts, concatenations, reverses,
+// pads, iotas, s32 matrix products and reductions over random shapes of f32 and s32) are
+// compiled by the host backend (the default pass pipeline, fused and LLVM-compiled kernels) and
+// by the reference evaluator and run on random inputs; the results must agree bit for bit (NaNs
+// of any payload agree). Every op kept here is exact, so any difference is a bug. A crash fails
+// the test binary (ASan/UBSan builds catch memory and undefined-behaviour errors). The run is
+// bounded: EMBER_PROGRAM_FUZZ_RUNS programs (default 500 in CI: each is JIT-compiled, some
+// 10 ms), starting at seed EMBER_PROGRAM_FUZZ_SEED; a finding prints its seed and program.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,7 +100,9 @@ class ProgramGenerator {
     for (const Val& v : values_) {
       if (v.is_float == like.is_float && v.dims == like.dims) same.push_back(&v);
     }
-    if (!same.empty() && Pick(0, 3) > 0) return same[static_cast<size_t>(Pick(0, static_cast<int>(same.size()) - 1))]->name;
+    if (!same.empty() && Pick(0, 3) > 0) {
+      return same[static_cast<size_t>(Pick(0, static_cast<int>(same.size()) - 1))]->name;
+    }
     static const char* kFloats[] = {"0.0", "-0.0", "1.5", "-3.0", "0x7FC00000", "0x7F800000"};
     static const char* kInts[] = {"0", "1", "-7", "2147483647", "-2147483648"};
     const std::string c = Fresh();
@@ -113,7 +116,7 @@ class ProgramGenerator {
     const Val x = Any();
     const std::string t = TypeOf(x);
     const int rank = static_cast<int>(x.dims.size());
-    switch (Pick(0, 11)) {
+    switch (Pick(0, 15)) {
       case 0:
       case 1: {  // elementwise binary
         static const char* kOps[] = {"add", "subtract", "multiply", "maximum", "minimum"};
@@ -205,6 +208,54 @@ class ProgramGenerator {
              r);
         return;
       }
+      case 12: {  // reverse some dims
+        if (rank == 0) return;
+        std::vector<int64_t> dims;
+        for (int d = 0; d < rank; ++d) {
+          if (Coin()) dims.push_back(d);
+        }
+        if (dims.empty()) dims.push_back(rank - 1);
+        Emit(absl::StrCat("stablehlo.reverse ", x.name, ", dims = [", Ints(dims), "] : ", t),
+             Val{Fresh(), x.is_float, x.dims});
+        return;
+      }
+      case 13: {  // pad with edge and interior padding
+        if (rank == 0) return;
+        std::vector<int64_t> low, high, interior;
+        Val r{Fresh(), x.is_float, {}};
+        for (int64_t d : x.dims) {
+          low.push_back(Pick(0, 2));
+          high.push_back(Pick(0, 2));
+          interior.push_back(Pick(0, 1));
+          r.dims.push_back(low.back() + high.back() + d + (d - 1) * interior.back());
+        }
+        const std::string scalar = TypeOf({}, x.is_float ? "f32" : "i32");
+        const std::string value = Fresh();
+        absl::StrAppend(&body_, "  ", value, " = stablehlo.constant dense<",
+                        x.is_float ? "-2.5" : "9", "> : ", scalar, "\n");
+        Emit(absl::StrCat("stablehlo.pad ", x.name, ", ", value, ", low = [", Ints(low),
+                          "], high = [", Ints(high), "], interior = [", Ints(interior), "] : (", t,
+                          ", ", scalar, ") -> ", TypeOf(r)),
+             r);
+        return;
+      }
+      case 14: {  // plus an iota along a random dim (values that depend on the index)
+        if (rank == 0) return;
+        const std::string iota = Fresh();
+        absl::StrAppend(&body_, "  ", iota, " = stablehlo.iota dim = ", Pick(0, rank - 1), " : ",
+                        t, "\n");
+        Emit(absl::StrCat("stablehlo.add ", x.name, ", ", iota, " : ", t),
+             Val{Fresh(), x.is_float, x.dims});
+        return;
+      }
+      case 15: {  // x . x^T over s32 (exact; f32 products round differently by design)
+        if (rank != 2 || x.is_float) return;
+        Val r{Fresh(), false, {x.dims[0], x.dims[0]}};
+        Emit(absl::StrCat("stablehlo.dot_general ", x.name, ", ", x.name,
+                          ", contracting_dims = [1] x [1] : (", t, ", ", t, ") -> ", TypeOf(r)),
+             r);
+        return;
+      }
       default: {  // reduce: s32 add (exact in any order) or f32 maximum
         if (rank == 0) return;
         std::vector<int64_t> dims;
@@ -217,13 +268,12 @@ class ProgramGenerator {
           }
         }
         const std::string init = Fresh();
+        const std::string scalar = TypeOf({}, x.is_float ? "f32" : "i32");
         absl::StrAppend(&body_, "  ", init, " = stablehlo.constant dense<",
-                        x.is_float ? "0xFF800000" : "0", "> : ", TypeOf({}, x.is_float ? "f32" : "i32"),
-                        "\n");
+                        x.is_float ? "0xFF800000" : "0", "> : ", scalar, "\n");
         Emit(absl::StrCat("stablehlo.reduce(", x.name, " init: ", init, ") applies stablehlo.",
                           x.is_float ? "maximum" : "add", " across dimensions = [", Ints(dims),
-                          "] : (", t, ", ", TypeOf({}, x.is_float ? "f32" : "i32"), ") -> ",
-                          TypeOf(r)),
+                          "] : (", t, ", ", scalar, ") -> ", TypeOf(r)),
              r);
         return;
       }
@@ -312,7 +362,7 @@ int EnvInt(const char* name, int fallback) {
 }
 
 TEST(ProgramFuzz, RandomProgramsAgreeOnTheHostBackendAndTheEvaluator) {
-  const int runs = EnvInt("EMBER_PROGRAM_FUZZ_RUNS", 1000);
+  const int runs = EnvInt("EMBER_PROGRAM_FUZZ_RUNS", 500);
   const uint32_t first = static_cast<uint32_t>(EnvInt("EMBER_PROGRAM_FUZZ_SEED", 1));
   int findings = 0;
   for (int i = 0; i < runs; ++i) {
