@@ -294,14 +294,16 @@ std::vector<eval::EvalValue> Inputs(const ir::Computation& entry, uint32_t seed)
     ir::Literal lit = ir::Literal::Create(p->type().shape()).value();
     if (p->type().element_type() == ir::ElementType::kF32) {
       static const float kSpecial[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 3e38f, 1e-45f};
-      for (float& x : lit.mutable_data<float>().value()) {
+      const absl::Span<float> values = lit.mutable_data<float>().value();
+      for (float& x : values) {
         x = std::uniform_int_distribution<int>(0, 9)(rng) == 0
                 ? kSpecial[std::uniform_int_distribution<int>(0, 6)(rng)]
                 : std::uniform_real_distribution<float>(-100, 100)(rng);
       }
     } else {
       static const int32_t kSpecial[] = {0, -1, 2147483647, -2147483647 - 1};
-      for (int32_t& x : lit.mutable_data<int32_t>().value()) {
+      const absl::Span<int32_t> values = lit.mutable_data<int32_t>().value();
+      for (int32_t& x : values) {
         x = std::uniform_int_distribution<int>(0, 9)(rng) == 0
                 ? kSpecial[std::uniform_int_distribution<int>(0, 3)(rng)]
                 : std::uniform_int_distribution<int32_t>(-1000, 1000)(rng);
