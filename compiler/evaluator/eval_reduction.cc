@@ -209,38 +209,42 @@ Results EvalSort(const ir::Instruction& instruction, std::vector<EvalValue>& ope
       program->num_parameters() != 2 * static_cast<int>(inputs.size())) {
     program.reset();
   }
-  std::vector<int> element_bytes;
   for (size_t i = 0; program.has_value() && i < inputs.size(); ++i) {
     if (program->parameter_type(2 * i) != inputs[i]->element_type() ||
         program->parameter_type(2 * i + 1) != inputs[i]->element_type()) {
       program.reset();
-      break;
     }
-    element_bytes.push_back(static_cast<int>(inputs[i]->bytes().size() /
-                                             std::max<int64_t>(1, inputs[i]->shape().element_count())));
   }
   std::vector<uint64_t> registers;
-  if (program.has_value()) registers = program->NewRegisters();
+  std::vector<int> widths;  // bytes per element of each input (looked up once, not per compare)
+  if (program.has_value()) {
+    registers = program->NewRegisters();
+    for (const ir::Literal* input : inputs) widths.push_back(ir::StorageBytes(input->element_type()));
+  }
   ForEachIndex(outer_dims, [&](absl::Span<const int64_t> index, int64_t) {
     if (!status.ok()) return;
     const int64_t base = Linearize(strides, index);
-    auto compiled_less = [&](int64_t a, int64_t b) -> bool {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const uint8_t* data = inputs[i]->bytes().data();
-        const int64_t w = element_bytes[i];
-        registers[2 * i] = ScalarProgram::Load(data + (base + a * step) * w, static_cast<int>(w));
-        registers[2 * i + 1] = ScalarProgram::Load(data + (base + b * step) * w, static_cast<int>(w));
-      }
-      return program->Run(registers) != 0;
-    };
-    if (program.has_value()) {
+    // Sorts the line's positions with `less`, then gathers every input along them.
+    auto sort_line = [&](auto& less) {
       for (int64_t k = 0; k < length; ++k) order[k] = k;
-      MergeSort(order, scratch, 0, order.size(), compiled_less);
+      MergeSort(order, scratch, 0, order.size(), less);
       for (size_t i = 0; i < inputs.size(); ++i) {
         for (int64_t k = 0; k < length; ++k) {
           CopyElements(*inputs[i], base + order[k] * step, results[i], base + k * step);
         }
       }
+    };
+    if (program.has_value()) {
+      auto compiled_less = [&](int64_t a, int64_t b) -> bool {
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const uint8_t* data = inputs[i]->bytes().data();
+          const int w = widths[i];
+          registers[2 * i] = ScalarProgram::Load(data + (base + a * step) * w, w);
+          registers[2 * i + 1] = ScalarProgram::Load(data + (base + b * step) * w, w);
+        }
+        return program->Run(registers) != 0;
+      };
+      sort_line(compiled_less);
       return;
     }
     auto less = [&](int64_t a, int64_t b) -> bool {
@@ -269,13 +273,7 @@ Results EvalSort(const ir::Instruction& instruction, std::vector<EvalValue>& ope
       }
       return Elements<bool>((*out)[0].array)[0];
     };
-    for (int64_t k = 0; k < length; ++k) order[k] = k;
-    MergeSort(order, scratch, 0, order.size(), less);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      for (int64_t k = 0; k < length; ++k) {
-        CopyElements(*inputs[i], base + order[k] * step, results[i], base + k * step);
-      }
-    }
+    sort_line(less);
   });
   EMBER_RETURN_IF_ERROR(status);
   std::vector<EvalValue> values;
