@@ -70,15 +70,7 @@ absl::StatusOr<void*> CachingAllocator::Allocate(uint64_t size) {
     if (it->second.empty()) free_by_class_.erase(it);
     pool_bytes_ -= static_cast<int64_t>(size_class);
   } else {
-    const auto reserved_after = [&] {
-      return static_cast<uint64_t>(bytes_in_use_ + pool_bytes_) + size_class;
-    };
-    if (options_.limit.has_value() && reserved_after() > static_cast<uint64_t>(*options_.limit)) {
-      ReleaseCacheLocked();
-      if (reserved_after() > static_cast<uint64_t>(*options_.limit)) {
-        return LimitError(size, size_class);
-      }
-    }
+    if (!RoomForLocked(size_class)) return LimitError(size, size_class);
     absl::StatusOr<void*> raw = raw_->Allocate(size_class);
     if (!raw.ok() && pool_bytes_ > 0) {
       // The device itself is short: give the cache back and try once more.
@@ -109,13 +101,7 @@ absl::Status CachingAllocator::Charge(uint64_t bytes) {
         absl::StrCat("out of memory on ", options_.name, ": cannot allocate ", bytes, " bytes"));
   }
   absl::MutexLock lock(&mu_);
-  const auto reserved_after = [&] {
-    return static_cast<uint64_t>(bytes_in_use_ + pool_bytes_) + bytes;
-  };
-  if (options_.limit.has_value() && reserved_after() > static_cast<uint64_t>(*options_.limit)) {
-    ReleaseCacheLocked();
-    if (reserved_after() > static_cast<uint64_t>(*options_.limit)) return LimitError(bytes, bytes);
-  }
+  if (!RoomForLocked(bytes)) return LimitError(bytes, bytes);
   bytes_in_use_ += static_cast<int64_t>(bytes);
   peak_bytes_in_use_ = std::max(peak_bytes_in_use_, bytes_in_use_);
   peak_bytes_reserved_ = std::max(peak_bytes_reserved_, bytes_in_use_ + pool_bytes_);
@@ -125,6 +111,17 @@ absl::Status CachingAllocator::Charge(uint64_t bytes) {
 void CachingAllocator::Release(uint64_t bytes) {
   absl::MutexLock lock(&mu_);
   bytes_in_use_ -= static_cast<int64_t>(bytes);
+}
+
+bool CachingAllocator::RoomForLocked(uint64_t bytes) {
+  if (!options_.limit.has_value()) return true;
+  const auto fits = [&] {
+    return static_cast<uint64_t>(bytes_in_use_ + pool_bytes_) + bytes <=
+           static_cast<uint64_t>(*options_.limit);
+  };
+  if (fits()) return true;
+  ReleaseCacheLocked();
+  return fits();
 }
 
 absl::Status CachingAllocator::LimitError(uint64_t size, uint64_t size_class) const {

@@ -71,6 +71,8 @@ class CachingAllocator final : public MemoryAccount {
 
  private:
   void ReleaseCacheLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `bytes` more fit under the limit, giving the cache back first if they do not.
+  bool RoomForLocked(uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LimitError(uint64_t size, uint64_t size_class) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -48,7 +48,6 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const ir::Computation& regio
     program.parameter_types_.push_back(p->type().shape().element_type());
     add(p.get(), 0);
   }
-  program.num_parameters_ = static_cast<int>(region.parameters().size());
   // A constant's bits, or nullopt when `inst` is not a scalar constant of its result type.
   auto constant_bits = [](const ir::Instruction& inst) -> std::optional<uint64_t> {
     const ir::Attribute* a = inst.attribute("value");

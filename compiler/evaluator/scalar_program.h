@@ -22,7 +22,7 @@ class ScalarProgram {
   // types of at most 8 bytes (no complex); nullopt when the region uses anything else.
   static std::optional<ScalarProgram> Compile(const ir::Computation& region);
 
-  int num_parameters() const { return num_parameters_; }
+  int num_parameters() const { return static_cast<int>(parameter_types_.size()); }
   ir::ElementType parameter_type(int i) const { return parameter_types_[i]; }
 
   // A register file with the constants loaded; the caller sets the parameters (registers 0 ..
@@ -48,7 +48,6 @@ class ScalarProgram {
     uint64_t mask = 0;  // the value bits of the element type (not flips only these)
   };
 
-  int num_parameters_ = 0;
   std::vector<ir::ElementType> parameter_types_;
   std::vector<uint64_t> initial_;
   std::vector<Step> steps_;
