@@ -325,6 +325,21 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
       return Maximum(type, Maximum(type, operands[1], operands[0], true), operands[2], false);
     case Opcode::kConvert:
       return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
+    case Opcode::kPower:
+    case Opcode::kAtan2:
+      return Math(op, type, operands[0], operands[1]);
+    case Opcode::kExponential:
+    case Opcode::kExponentialMinusOne:
+    case Opcode::kLog:
+    case Opcode::kLogPlusOne:
+    case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kSine:
+    case Opcode::kCosine:
+    case Opcode::kTan:
+    case Opcode::kCbrt:
+    case Opcode::kRsqrt:
+      return Math(op, type, operands[0], nullptr);
     case Opcode::kIsFinite: {
       llvm::Value* x = operands[0];
       return b_.CreateFCmpONE(Intrinsic(llvm::Intrinsic::fabs, x),

@@ -34,6 +34,11 @@ class ElementalEmitter {
   absl::StatusOr<llvm::Value*> EmitElementwise(const ir::Instruction& instruction,
                                                absl::Span<llvm::Value* const> operands);
 
+  // op(x, y) of a binary op the elemental emitter takes (a reduce body's fold).
+  llvm::Value* EmitBinary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y) {
+    return Binary(op, type, x, y);
+  }
+
  private:
   llvm::Value* Binary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
   llvm::Value* Unary(ir::Opcode op, ir::ElementType type, llvm::Value* x);
@@ -47,6 +52,14 @@ class ElementalEmitter {
   llvm::Value* Round(ir::ElementType type, llvm::Value* value);
   llvm::Value* F32ToBF16Bits(llvm::Value* f);
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
+  // Transcendentals (elemental_math.cc).
+  llvm::Value* Math(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
+  llvm::Value* ExpF32(llvm::Value* x);
+  llvm::Value* LogF32(llvm::Value* x);
+  llvm::Value* TanhF32(llvm::Value* x);
+  llvm::Value* LibmDouble(const char* name, llvm::Value* x, llvm::Value* y = nullptr);
+  // A double rounded once to bf16/f16, in the compute type.
+  llvm::Value* NarrowFromDouble(ir::ElementType type, llvm::Value* d);
 
   llvm::IRBuilderBase& b_;
 };

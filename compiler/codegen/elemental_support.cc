@@ -101,6 +101,9 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
     case Opcode::kDivide:
     case Opcode::kRemainder:
       return n == 2 && same_types() && !pred;
+    case Opcode::kPower:
+    case Opcode::kAtan2:
+      return n == 2 && same_types() && IsF(t);
     case Opcode::kAnd:
     case Opcode::kOr:
     case Opcode::kXor:
@@ -116,6 +119,17 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
       return n == 1 && same_types() && (IsF(t) || ir::IsSignedInteger(t));
     case Opcode::kNot:
       return n == 1 && same_types() && !IsF(t);
+    case Opcode::kExponential:
+    case Opcode::kExponentialMinusOne:
+    case Opcode::kLog:
+    case Opcode::kLogPlusOne:
+    case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kSine:
+    case Opcode::kCosine:
+    case Opcode::kTan:
+    case Opcode::kCbrt:
+    case Opcode::kRsqrt:
     case Opcode::kSqrt:
     case Opcode::kFloor:
     case Opcode::kCeil:

@@ -16,7 +16,8 @@
 namespace ember::codegen {
 
 // Computes kernel outputs elements [begin, end) (row-major) from `inputs` (kernel.inputs order)
-// into `outputs` (kernel.outputs order).
+// into `outputs` (kernel.outputs order). For a reduction kernel, [begin, end) are rows: output
+// elements of its reduces (reduce_emitter.h).
 using HostLoopFn = void (*)(const void* const* inputs, void* const* outputs, int64_t begin,
                             int64_t end);
 
@@ -35,8 +36,9 @@ class HostKernelCompiler {
   HostKernelCompiler(const HostKernelCompiler&) = delete;
   HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;
 
-  // Emits `kernel` (an identical earlier kernel's function is reused) and returns its id; an
-  // error (nothing added) when the code generator does not take it.
+  // Emits `kernel`, a loop or a reduction kernel (an identical earlier kernel's function is
+  // reused), and returns its id; an error (nothing added) when the code generator does not take
+  // it.
   absl::StatusOr<int> AddLoopKernel(const passes::Kernel& kernel);
   // Optimizes and compiles every kernel added, once.
   absl::Status Compile();

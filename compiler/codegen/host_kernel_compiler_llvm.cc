@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/codegen/loop_emitter.h"
+#include "compiler/codegen/reduce_emitter.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -84,7 +85,9 @@ absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel& kern
   }
   const auto start = std::chrono::steady_clock::now();
   const std::string name = absl::StrCat("ember_loop_", impl_->function_names.size());
-  absl::Status emitted = EmitLoopKernel(kernel, name, *impl_->module);
+  absl::Status emitted = kernel.kind == passes::KernelKind::kReduce
+                             ? EmitReduceKernel(kernel, name, *impl_->module)
+                             : EmitLoopKernel(kernel, name, *impl_->module);
   llvm::Function* fn = impl_->module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/codegen/reduce_support.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -31,6 +32,8 @@ constexpr char kPlatform[] = "host";
 // (a tile's values stay in the core's cache between the group's kernels).
 constexpr int64_t kMinGroupRows = 16;
 constexpr int64_t kGroupTileBytes = 128 * 1024;
+// Kernels over fewer elements run on one thread (CompiledKernelThunk's part size).
+constexpr int64_t kMinParallelElements = 65536;
 // A launch this small (a few kernels over at most kInlineBytes per value, no loops, calls,
 // collectives or host transfers) costs less to run than to hand to the stream's thread.
 constexpr int64_t kInlineBytes = 64 * 1024;
@@ -253,7 +256,7 @@ class HostCompilation {
       by_rows[k] = fused[k]->RunsByRows();
     }
     passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
-    CompileLoopKernels();
+    CompileKernels();
     buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
     layout_.temp_bytes = buffers_.arena_bytes;
     layout_.largest_temp = LargestTemporary(buffers_);
@@ -306,6 +309,10 @@ class HostCompilation {
         for (int g = group.first; g <= group.last; ++g) {
           RowGroupThunk::Member m;
           m.kernel = std::move(fused[g]);
+          if (llvm_ids_[g] >= 0) {
+            m.compiled = compiler_.Get(llvm_ids_[g]);
+            m.units_per_row = llvm_units_[g] / group.rows;
+          }
           m.inputs = Refs(plan_.kernels[g].inputs);
           m.outputs = Refs(plan_.kernels[g].outputs);
           members.push_back(std::move(m));
@@ -321,10 +328,9 @@ class HostCompilation {
       }
       const std::string name = absl::StrCat(KernelName(kernel), ".", index);
       if (llvm_ids_[index] >= 0) {
-        thunks.push_back(std::make_unique<CompiledLoopThunk>(
-            absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]),
-            kernel.root()->result()->type().shape().element_count(), Refs(kernel.inputs),
-            Refs(kernel.outputs)));
+        thunks.push_back(std::make_unique<CompiledKernelThunk>(
+            absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]), llvm_units_[index],
+            llvm_unit_elements_[index], Refs(kernel.inputs), Refs(kernel.outputs)));
         ++fast_kernels;
         continue;
       }
@@ -395,7 +401,8 @@ class HostCompilation {
                     compiler_.unique_kernels(), " functions, ",
                     absl::StrFormat("%.1f", compiler_.compile_ms()), " ms)", llvm_note_, "\n");
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-      if (llvm_ids_[k] >= 0) absl::StrAppend(&reports.cost_report, "  llvm_loop.", k, "\n");
+      if (llvm_ids_[k] < 0) continue;
+      absl::StrAppend(&reports.cost_report, "  llvm_", KernelName(plan_.kernels[k]), ".", k, "\n");
     }
     reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
     reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
@@ -409,11 +416,14 @@ class HostCompilation {
   const std::string& refusal() const { return refusal_; }
 
  private:
-  // The loop kernels the code generator covers, outside row groups (those run row tiles of the
-  // chunked kernels), compiled to native code in one module. Any failure leaves every kernel on
-  // the chunked path, with the reason in the cost report.
-  void CompileLoopKernels() {
+  // The loop and reduction kernels the code generator covers, compiled to native code in one
+  // module. Reductions to fewer rows than threads stay chunked outside row groups (the chunked
+  // kernels split one row across threads; a compiled kernel runs a row on one thread). Any
+  // failure leaves every kernel on the chunked path, with the reason in the cost report.
+  void CompileKernels() {
     llvm_ids_.assign(plan_.kernels.size(), -1);
+    llvm_units_.assign(plan_.kernels.size(), 0);
+    llvm_unit_elements_.assign(plan_.kernels.size(), 1);
     if (!llvm_kernels_) {
       llvm_note_ = "; off (--host_llvm=off)";
       return;
@@ -426,9 +436,22 @@ class HostCompilation {
     for (const passes::RowGroup& g : plan_.row_groups) {
       for (int k = g.first; k <= g.last; ++k) grouped[k] = true;
     }
+    const int64_t threads = ThreadPool::Default().size();
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-      if (plan_.kernels[k].kind != passes::KernelKind::kLoop || grouped[k]) continue;
-      absl::StatusOr<int> id = compiler_.AddLoopKernel(plan_.kernels[k]);
+      const passes::Kernel& kernel = plan_.kernels[k];
+      if (kernel.kind == passes::KernelKind::kLoop) {
+        llvm_units_[k] = kernel.root()->result()->type().shape().element_count();
+      } else if (kernel.kind == passes::KernelKind::kReduce) {
+        absl::StatusOr<codegen::ReduceKernelLayout> layout = codegen::LayOutReduceKernel(kernel);
+        if (!layout.ok()) continue;
+        const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
+        if (!grouped[k] && layout->rows < threads && !one_part) continue;
+        llvm_units_[k] = layout->rows;
+        llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
+      } else {
+        continue;
+      }
+      absl::StatusOr<int> id = compiler_.AddLoopKernel(kernel);
       if (id.ok()) llvm_ids_[k] = *id;
     }
     absl::Status compiled = compiler_.Compile();
@@ -498,6 +521,8 @@ class HostCompilation {
   bool llvm_kernels_;
   codegen::HostKernelCompiler compiler_;
   std::vector<int> llvm_ids_;  // per kernel: its id in compiler_, or -1
+  std::vector<int64_t> llvm_units_;          // per compiled kernel: elements, or reduction rows
+  std::vector<int64_t> llvm_unit_elements_;  // per compiled kernel: input elements per unit
   int llvm_kernels_used_ = 0;
   std::string llvm_note_;
 };

@@ -139,21 +139,23 @@ absl::Status FusedKernelThunk::Run(HostRunContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status CompiledLoopThunk::Run(HostRunContext& context) const {
+absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
   std::vector<const void*> in;
   std::vector<void*> out;
   Pointers(context, inputs_, in);
   Pointers(context, outputs_, out);
-  // Parts of at least 64 Ki elements, as the chunked loop kernels split theirs.
-  constexpr int64_t kBlock = 4096;
-  constexpr int64_t kBlocksPerPart = 16;
-  const int64_t blocks = (elements_ + kBlock - 1) / kBlock;
-  if (blocks <= kBlocksPerPart) {
-    kernel_.fn(in.data(), out.data(), 0, elements_);
+  // Parts of at least 64 Ki elements, as the chunked kernels split theirs; a loop kernel's parts
+  // start at multiples of 4096 elements (whole vectors).
+  const int64_t block = unit_elements_ <= 1 ? 4096 : 1;
+  const int64_t blocks_per_part =
+      std::max<int64_t>(1, 65536 / (block * std::max<int64_t>(1, unit_elements_)));
+  const int64_t blocks = (units_ + block - 1) / block;
+  if (blocks <= blocks_per_part) {
+    kernel_.fn(in.data(), out.data(), 0, units_);
     return absl::OkStatus();
   }
-  context.pool().ParallelFor(blocks, kBlocksPerPart, [&](int64_t begin, int64_t end) {
-    kernel_.fn(in.data(), out.data(), begin * kBlock, std::min(elements_, end * kBlock));
+  context.pool().ParallelFor(blocks, blocks_per_part, [&](int64_t begin, int64_t end) {
+    kernel_.fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
   });
   return absl::OkStatus();
 }
@@ -170,7 +172,13 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
     for (int64_t b = begin; b < end; b += tile) {
       const int64_t e = std::min(end, b + tile);
       for (size_t m = 0; m < members_.size(); ++m) {
-        members_[m].kernel->RunRows(in[m], out[m], rows_, b, e);
+        const Member& member = members_[m];
+        if (member.compiled.fn != nullptr) {
+          member.compiled.fn(in[m].data(), out[m].data(), b * member.units_per_row,
+                             e * member.units_per_row);
+        } else {
+          member.kernel->RunRows(in[m], out[m], rows_, b, e);
+        }
       }
     }
   });

@@ -110,19 +110,22 @@ class FusedKernelThunk final : public HostThunk {
   std::vector<ValueRef> outputs_;
 };
 
-// A loop kernel compiled to native code by the code generator (compiler/codegen/), its element
-// range split across the thread pool.
-class CompiledLoopThunk final : public HostThunk {
+// A loop or reduction kernel compiled to native code by the code generator (compiler/codegen/):
+// its `units` (output elements of a loop kernel, rows of a reduction kernel, each touching
+// `unit_elements` input elements) split across the thread pool.
+class CompiledKernelThunk final : public HostThunk {
  public:
-  CompiledLoopThunk(std::string name, codegen::HostLoopKernel kernel, int64_t elements,
-                    std::vector<ValueRef> inputs, std::vector<ValueRef> outputs)
-      : HostThunk(Kind::kKernel, std::move(name)), kernel_(std::move(kernel)),
-        elements_(elements), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  CompiledKernelThunk(std::string name, codegen::HostLoopKernel kernel, int64_t units,
+                      int64_t unit_elements, std::vector<ValueRef> inputs,
+                      std::vector<ValueRef> outputs)
+      : HostThunk(Kind::kKernel, std::move(name)), kernel_(std::move(kernel)), units_(units),
+        unit_elements_(unit_elements), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
   absl::Status Run(HostRunContext& context) const override;
 
  private:
   codegen::HostLoopKernel kernel_;
-  int64_t elements_;
+  int64_t units_;
+  int64_t unit_elements_;
   std::vector<ValueRef> inputs_;
   std::vector<ValueRef> outputs_;
 };
@@ -131,8 +134,12 @@ class CompiledLoopThunk final : public HostThunk {
 // stay in the core's cache between the group's kernels.
 class RowGroupThunk final : public HostThunk {
  public:
+  // A chunked kernel, or a compiled one (when `compiled.fn` is set) that computes
+  // `units_per_row` of its units (elements or reduction rows) per row of the group.
   struct Member {
     std::unique_ptr<fast::FusedKernel> kernel;
+    codegen::HostLoopKernel compiled;
+    int64_t units_per_row = 0;
     std::vector<ValueRef> inputs;
     std::vector<ValueRef> outputs;
   };

@@ -6,9 +6,13 @@
 // arithmetic does not define either. Conversions the emitter refuses (f64 -> bf16/f16 and wide
 // integers -> bf16/f16, which would round twice) are listed and must be refused. Then fused
 // chains with index ops (broadcast, transpose, slice, reshape, iota), scalar constants, and the
-// per-executable cache of identical kernels.
+// per-executable cache of identical kernels. Transcendentals: bit for bit where the emitter goes
+// through the C library in double as the evaluator does, within a few ulp for the polynomial
+// cores. Reduction kernels (row folds with fused producers, stored producers and epilogues):
+// bit for bit except reassociated f32/f64 sums and products, checked to a relative bound.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -20,6 +24,7 @@
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/passes/rewrite.h"
+#include "tests/compiler/codegen/differential_inputs.h"
 #include "tests/compiler/parse_module.h"
 
 namespace ember::codegen {
@@ -27,128 +32,7 @@ namespace {
 
 using ir::ElementType;
 
-struct TypeInfo {
-  ElementType type;
-  const char* mlir;
-};
-constexpr TypeInfo kTypes[] = {
-    {ElementType::kPred, "i1"},  {ElementType::kS8, "i8"},    {ElementType::kS16, "i16"},
-    {ElementType::kS32, "i32"},  {ElementType::kS64, "i64"},  {ElementType::kU8, "ui8"},
-    {ElementType::kU16, "ui16"}, {ElementType::kU32, "ui32"}, {ElementType::kU64, "ui64"},
-    {ElementType::kBF16, "bf16"}, {ElementType::kF16, "f16"}, {ElementType::kF32, "f32"},
-    {ElementType::kF64, "f64"}};
-
-const char* Mlir(ElementType t) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.type == t) return info.mlir;
-  }
-  return "?";
-}
-
-bool IsF(ElementType t) { return ir::IsFloat(t); }
-int Width(ElementType t) { return t == ElementType::kPred ? 8 : 8 * ir::StorageBytes(t); }
-
-// Bit patterns worth testing for each type.
-std::vector<uint64_t> Specials(ElementType t) {
-  switch (t) {
-    case ElementType::kPred:
-      return {0, 1};
-    case ElementType::kBF16:
-      return {0x7FC0, 0xFFC0, 0x7F81, 0x0000, 0x8000, 0x7F80, 0xFF80, 0x0001, 0x8001,
-              0x3F80, 0xBF80, 0x7F7F, 0xFF7F, 0x4020, 0xC020, 0x3F00, 0x4120};
-    case ElementType::kF16:
-      return {0x7E00, 0xFE00, 0x7C01, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x0001, 0x8001,
-              0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x4100, 0xC100, 0x3800, 0x4900};
-    case ElementType::kF32:
-      return {0x7FC00000, 0xFFC00000, 0x7F800001, 0x00000000, 0x80000000, 0x7F800000,
-              0xFF800000, 0x00000001, 0x80000001, 0x3F800000, 0xBF800000, 0x7F7FFFFF,
-              0xFF7FFFFF, 0x40200000, 0xC0200000, 0x3F000000, 0x4F000000, 0xCF000000,
-              0x5F800000, 0x4B800001};
-    case ElementType::kF64:
-      return {0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0,
-              0x8000000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 1,
-              0x8000000000000001, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FEFFFFFFFFFFFFF,
-              0x4004000000000000, 0xC004000000000000, 0x3FE0000000000000, 0x43E0000000000000,
-              0xC3E0000000000000, 0x41E0000000000000, 0x36A0000000000000};
-    default: {
-      const int w = Width(t);
-      const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
-      const uint64_t min = uint64_t{1} << (w - 1);
-      std::vector<uint64_t> v = {0, 1, mask /* -1 */, min /* INT_MIN */, min - 1, 2, 3,
-                                 static_cast<uint64_t>(w - 1), static_cast<uint64_t>(w),
-                                 static_cast<uint64_t>(w + 1), static_cast<uint64_t>(2 * w),
-                                 mask - 1 /* -2 */, 7};
-      for (uint64_t& x : v) x &= mask;
-      return v;
-    }
-  }
-}
-
-// Random elements: a third random bit patterns, the rest moderate values of the type.
-uint64_t RandomBits(ElementType t, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> value(-40, 40);
-  const bool raw = rng() % 3 == 0;
-  const int w = Width(t);
-  const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
-  if (t == ElementType::kPred) return rng() & 1;
-  if (raw) return rng() & mask;
-  const double v = value(rng);
-  switch (t) {
-    case ElementType::kF64: {
-      uint64_t b;
-      std::memcpy(&b, &v, 8);
-      return b;
-    }
-    case ElementType::kF32:
-    case ElementType::kBF16: {
-      const float f = static_cast<float>(v);
-      uint32_t b;
-      std::memcpy(&b, &f, 4);
-      return t == ElementType::kF32 ? b : b >> 16;
-    }
-    case ElementType::kF16:
-      return ir::F16::FromDouble(v).bits;
-    default:
-      return static_cast<uint64_t>(static_cast<int64_t>(v)) & mask;
-  }
-}
-
-// `operands` arrays of n elements of `types`: the first specials^2 rows pair every special of
-// operand 0 with every special of operand 1 (unary ops: each special), the rest random.
-std::vector<ir::Literal> MakeInputs(const std::vector<ElementType>& types, int64_t n,
-                                    uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<ir::Literal> out;
-  for (size_t k = 0; k < types.size(); ++k) {
-    const ElementType t = types[k];
-    ir::Literal lit = ir::Literal::Create(ir::Shape::Make(t, {n}).value()).value();
-    const std::vector<uint64_t> s0 = Specials(types[0]);
-    const std::vector<uint64_t> s = Specials(t);
-    const int bytes = ir::StorageBytes(t);
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t bits;
-      const int64_t pairs = static_cast<int64_t>(s0.size() * s.size());
-      if (i < pairs) {
-        bits = k == 0 ? s0[i / s.size()] : s[i % s.size()];
-      } else {
-        bits = RandomBits(t, rng);
-      }
-      std::memcpy(lit.mutable_bytes().data() + i * bytes, &bits, bytes);
-    }
-    out.push_back(std::move(lit));
-  }
-  return out;
-}
-
-bool IsNan(ElementType t, uint64_t b) {
-  switch (t) {
-    case ElementType::kBF16: return (b & 0x7FFF) > 0x7F80;
-    case ElementType::kF16: return (b & 0x7FFF) > 0x7C00;
-    case ElementType::kF32: return (b & 0x7FFFFFFF) > 0x7F800000;
-    case ElementType::kF64: return (b & 0x7FFFFFFFFFFFFFFF) > 0x7FF0000000000000;
-    default: return false;
-  }
-}
+using namespace test_inputs;  // NOLINT: the shared input makers
 
 // The single-kernel program `text` (one entry, the root's result returned) compiled as one loop
 // kernel and compared with the evaluator on `inputs`. Returns the number of mismatches.
@@ -158,11 +42,62 @@ struct KernelRun {
   int mismatches = 0;
 };
 
+// How far a result may be from the evaluator's: bit for bit by default; `ulp` units in the last
+// place of floats (polynomial transcendentals); `relative` of max(1, |evaluator|) for floats
+// (reassociated sums).
+struct Tolerance {
+  int64_t ulp = 0;
+  double relative = 0;
+};
+
+// The distance of two floats of `t` in units in the last place (0 for +0 and -0).
+int64_t UlpDistance(ElementType t, uint64_t a, uint64_t b) {
+  const int w = Width(t);
+  const uint64_t sign = uint64_t{1} << (w - 1);
+  auto ordered = [&](uint64_t x) {
+    return (x & sign) ? -static_cast<int64_t>(x & (sign - 1)) : static_cast<int64_t>(x);
+  };
+  return std::abs(ordered(a) - ordered(b));
+}
+
+double AsDouble(ElementType t, uint64_t bits) {
+  switch (t) {
+    case ElementType::kF64: {
+      double d;
+      std::memcpy(&d, &bits, 8);
+      return d;
+    }
+    case ElementType::kF32: {
+      float f;
+      const uint32_t b = static_cast<uint32_t>(bits);
+      std::memcpy(&f, &b, 4);
+      return f;
+    }
+    case ElementType::kBF16: return ir::BF16{static_cast<uint16_t>(bits)}.ToFloat();
+    default: return ir::F16{static_cast<uint16_t>(bits)}.ToFloat();
+  }
+}
+
+bool Close(ElementType t, uint64_t a, uint64_t b, const Tolerance& tolerance) {
+  if (!IsF(t)) return false;
+  if (tolerance.ulp > 0 && UlpDistance(t, a, b) <= tolerance.ulp) return true;
+  if (tolerance.relative > 0) {
+    const double x = AsDouble(t, a), y = AsDouble(t, b);
+    if (std::isfinite(x) && std::isfinite(y) &&
+        std::abs(x - y) <= tolerance.relative * std::max(1.0, std::abs(y))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The entry's instructions as one kernel: a reduction kernel when it has a reduce.
 passes::Kernel WholeEntryKernel(const ir::Computation& entry) {
   passes::Kernel kernel;
   kernel.kind = passes::KernelKind::kLoop;
   for (const auto& inst : entry.instructions()) {
     if (inst->opcode() == ir::Opcode::kReturn) continue;
+    if (inst->opcode() == ir::Opcode::kReduce) kernel.kind = passes::KernelKind::kReduce;
     kernel.instructions.push_back(inst.get());
   }
   for (const auto& p : entry.parameters()) kernel.inputs.push_back(p.get());
@@ -178,7 +113,7 @@ passes::Kernel WholeEntryKernel(const ir::Computation& entry) {
 }
 
 KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal> inputs,
-                               int64_t begin_split = -1) {
+                               int64_t begin_split = -1, Tolerance tolerance = {}) {
   KernelRun run;
   std::unique_ptr<ir::Module> module = test_util::Parse(text);
   if (module == nullptr) return run;
@@ -215,7 +150,13 @@ KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal>
     std::memset(got.back().mutable_bytes().data(), 0xA5, got.back().size_bytes());
     out.push_back(got.back().mutable_bytes().data());
   }
-  const int64_t n = kernel.root()->result()->type().shape().element_count();
+  // The function's units: output elements of a loop kernel, rows of a reduction kernel.
+  int64_t n = kernel.root()->result()->type().shape().element_count();
+  if (kernel.kind == passes::KernelKind::kReduce) {
+    for (const ir::Instruction* inst : kernel.instructions) {
+      if (inst->opcode() == ir::Opcode::kReduce) n = inst->result()->type().shape().element_count();
+    }
+  }
   // Two calls over a split of the range, as threads run it.
   const int64_t split = begin_split >= 0 ? begin_split : n / 3;
   fn.fn(in.data(), out.data(), 0, split);
@@ -225,11 +166,11 @@ KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal>
     const ElementType t = kernel.outputs[o]->type().element_type();
     const int bytes = ir::StorageBytes(t);
     const ir::Literal& w = (*want)[o].array;
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < w.shape().element_count(); ++i) {
       uint64_t a = 0, b = 0;
       std::memcpy(&a, got[o].bytes().data() + i * bytes, bytes);
       std::memcpy(&b, w.bytes().data() + i * bytes, bytes);
-      if (a == b || (IsNan(t, a) && IsNan(t, b))) continue;
+      if (a == b || (IsNan(t, a) && IsNan(t, b)) || Close(t, a, b, tolerance)) continue;
       if (++run.mismatches <= 5) {
         std::string operands;
         for (const ir::Literal& l : inputs) {
@@ -458,14 +399,175 @@ TEST(LoopKernelDifferentialTest, IdenticalKernelsShareOneFunction) {
   EXPECT_NE(compiler.Get(0).fn, nullptr);
 }
 
-TEST(LoopKernelDifferentialTest, RefusesWhatItDoesNotEmit) {
-  // exp is not emitted yet (it needs the vector polynomials of the evaluator's accuracy).
-  const std::string text = Program({ElementType::kF32}, ElementType::kF32,
-                                   absl::StrCat("  %r = stablehlo.exponential %p0 : tensor<", kN,
-                                                "xf32>"));
-  KernelRun run = CompareWithEvaluator(text, MakeInputs({ElementType::kF32}, kN, 1));
+TEST(LoopKernelDifferentialTest, TranscendentalsOverFloatTypes) {
+  // Polynomial cores (exp, log, tanh, logistic below f64): a few ulp of f32, at most one of
+  // bf16/f16 (rounded from f32, where the evaluator rounds once from double). Everything else
+  // goes through the C library in double, rounded once, as the evaluator: bit for bit.
+  struct MathCase {
+    const char* op;
+    int arity;
+    bool polynomial;
+  };
+  constexpr MathCase kMath[] = {
+      {"exponential", 1, true},  {"log", 1, true},    {"tanh", 1, true},
+      {"logistic", 1, true},     {"exponential_minus_one", 1, false},
+      {"log_plus_one", 1, false}, {"sine", 1, false}, {"cosine", 1, false},
+      {"tan", 1, false},         {"cbrt", 1, false},  {"rsqrt", 1, false},
+      {"power", 2, false},       {"atan2", 2, false}};
+  int cases = 0;
+  for (const MathCase& op : kMath) {
+    for (ElementType et : {ElementType::kBF16, ElementType::kF16, ElementType::kF32,
+                           ElementType::kF64}) {
+      SCOPED_TRACE(absl::StrCat(op.op, " ", Mlir(et)));
+      const std::string t = absl::StrCat("tensor<", kN, "x", Mlir(et), ">");
+      const std::string body =
+          op.arity == 2 ? absl::StrCat("  %r = stablehlo.", op.op, " %p0, %p1 : ", t)
+                        : absl::StrCat("  %r = stablehlo.", op.op, " %p0 : ", t);
+      Tolerance tolerance;
+      if (op.polynomial && et != ElementType::kF64) {
+        tolerance.ulp = et == ElementType::kF32 ? 4 : 1;
+      }
+      std::vector<ElementType> types(op.arity, et);
+      KernelRun run = CompareWithEvaluator(Program(types, et, body),
+                                           MakeInputs(types, kN, 500 + cases), -1, tolerance);
+      EXPECT_TRUE(run.compiled) << run.refusal;
+      EXPECT_EQ(run.mismatches, 0);
+      ++cases;
+    }
+  }
+  // exp over its whole range, overflow and the subnormal results included.
+  {
+    const int64_t n = 4000;
+    ir::Literal x = ir::Literal::Create(ir::Shape::Make(ElementType::kF32, {n}).value()).value();
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = -110.0f + 200.0f * static_cast<float>(i) / static_cast<float>(n);
+      std::memcpy(x.mutable_bytes().data() + i * 4, &v, 4);
+    }
+    std::vector<ir::Literal> inputs;
+    inputs.push_back(std::move(x));
+    KernelRun run = CompareWithEvaluator(
+        Program({ElementType::kF32}, ElementType::kF32,
+                absl::StrCat("  %r = stablehlo.exponential %p0 : tensor<", n, "xf32>"), n),
+        std::move(inputs), -1, Tolerance{4, 0});
+    EXPECT_TRUE(run.compiled) << run.refusal;
+    EXPECT_EQ(run.mismatches, 0);
+  }
+}
+
+// Inputs for every parameter of `text` (the specials first, then random elements).
+std::vector<ir::Literal> InputsFor(const std::string& text, uint64_t seed) {
+  std::vector<ir::Literal> inputs;
+  std::unique_ptr<ir::Module> probe = test_util::Parse(text);
+  if (probe == nullptr) return inputs;
+  for (const auto& p : probe->entry()->parameters()) {
+    const ElementType et = p->type().element_type();
+    std::vector<ir::Literal> one =
+        MakeInputs({et}, std::max<int64_t>(1, p->type().shape().element_count()), seed++);
+    inputs.push_back(ir::Literal::FromBytes(p->type().shape(), one[0].bytes()).value());
+  }
+  return inputs;
+}
+
+TEST(ReduceKernelDifferentialTest, EveryFoldOverEveryType) {
+  // Rows of 37 (a vector remainder), 12 rows, split between two calls at row 5. Maxima, minima
+  // and integer folds must be bit for bit; bf16/f16 fold sequentially, rounding every step as
+  // the evaluator does; f32/f64 sums and products are reassociated within a row.
+  struct FoldCase {
+    const char* op;
+    bool floats, ints, pred;
+  };
+  constexpr FoldCase kFolds[] = {{"add", true, true, true},     {"multiply", true, true, true},
+                                 {"maximum", true, true, true}, {"minimum", true, true, true},
+                                 {"and", false, true, true},    {"or", false, true, true},
+                                 {"xor", false, true, true}};
+  int cases = 0;
+  for (const FoldCase& fold : kFolds) {
+    for (const TypeInfo& info : kTypes) {
+      const ElementType et = info.type;
+      if (!(et == ElementType::kPred ? fold.pred : IsF(et) ? fold.floats : fold.ints)) continue;
+      SCOPED_TRACE(absl::StrCat(fold.op, " ", info.mlir));
+      const std::string text = absl::StrReplaceAll(R"(
+func.func @main(%x: tensor<12x37x@T@>, %init: tensor<@T@>) -> tensor<12x@T@> {
+  %r = stablehlo.reduce(%x init: %init) applies stablehlo.@OP@ across dimensions = [1] : (tensor<12x37x@T@>, tensor<@T@>) -> tensor<12x@T@>
+  return %r : tensor<12x@T@>
+}
+)", {{"@T@", info.mlir}, {"@OP@", fold.op}});
+      const std::string name = fold.op;
+      const bool reassociated = (et == ElementType::kF32 || et == ElementType::kF64) &&
+                                (name == "add" || name == "multiply");
+      Tolerance tolerance;
+      if (reassociated) tolerance.relative = et == ElementType::kF32 ? 1e-4 : 1e-12;
+      KernelRun run = CompareWithEvaluator(text, InputsFor(text, 900 + cases), 5, tolerance);
+      EXPECT_TRUE(run.compiled) << run.refusal;
+      EXPECT_EQ(run.mismatches, 0);
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 60);
+}
+
+TEST(ReduceKernelDifferentialTest, FusedProducersEpilogueAndStoredBody) {
+  // Softmax and layernorm shapes: producers with row broadcasts and an exponential, two reduces
+  // over the same rows, a stored producer, an epilogue that reshapes to [rows, 1], and a 3-d
+  // input folding its two trailing dims; then a reduce to a scalar.
+  for (const char* ty : {"f32", "bf16"}) {
+    SCOPED_TRACE(ty);
+    const std::string text = absl::StrReplaceAll(R"(
+func.func @main(%x: tensor<6x5x8x@T@>, %m: tensor<6x@T@>, %w: tensor<5x8x@T@>) -> (tensor<6x5x8x@T@>, tensor<6x1x@T@>, tensor<6x@T@>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<@T@>
+  %bm = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6x@T@>) -> tensor<6x5x8x@T@>
+  %bw = stablehlo.broadcast_in_dim %w, dims = [1, 2] : (tensor<5x8x@T@>) -> tensor<6x5x8x@T@>
+  %d = stablehlo.subtract %x, %bm : tensor<6x5x8x@T@>
+  %e = stablehlo.exponential %d : tensor<6x5x8x@T@>
+  %ew = stablehlo.multiply %e, %bw : tensor<6x5x8x@T@>
+  %sq = stablehlo.multiply %d, %d : tensor<6x5x8x@T@>
+  %s = stablehlo.reduce(%ew init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<6x5x8x@T@>, tensor<@T@>) -> tensor<6x@T@>
+  %v = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<6x5x8x@T@>, tensor<@T@>) -> tensor<6x@T@>
+  %s1 = stablehlo.reshape %s : (tensor<6x@T@>) -> tensor<6x1x@T@>
+  %r = stablehlo.rsqrt %s1 : tensor<6x1x@T@>
+  %vm = stablehlo.add %v, %m : tensor<6x@T@>
+  return %ew, %r, %vm : tensor<6x5x8x@T@>, tensor<6x1x@T@>, tensor<6x@T@>
+}
+)", {{"@T@", ty}});
+    for (int64_t split : {0, 1, 5}) {
+      // f32 sums are reassociated; bf16 folds in order but its exponentials may round one bf16
+      // ulp apart from the evaluator's, which the sums then carry.
+      Tolerance tolerance{0, std::string(ty) == "f32" ? 1e-5 : 2e-2};
+      KernelRun run = CompareWithEvaluator(text, InputsFor(text, 40), split, tolerance);
+      EXPECT_TRUE(run.compiled) << run.refusal;
+      EXPECT_EQ(run.mismatches, 0) << "split " << split;
+    }
+  }
+  const std::string scalar = R"(
+func.func @main(%x: tensor<7x300xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<7x300xf32>, tensor<f32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+)";
+  KernelRun run = CompareWithEvaluator(scalar, InputsFor(scalar, 3), 0);
+  EXPECT_TRUE(run.compiled) << run.refusal;
+  EXPECT_EQ(run.mismatches, 0);
+}
+
+TEST(ReduceKernelDifferentialTest, RefusesColumnReductions) {
+  const std::string text = R"(
+func.func @main(%x: tensor<12x37xf32>, %init: tensor<f32>) -> tensor<37xf32> {
+  %r = stablehlo.reduce(%x init: %init) applies stablehlo.add across dimensions = [0] : (tensor<12x37xf32>, tensor<f32>) -> tensor<37xf32>
+  return %r : tensor<37xf32>
+}
+)";
+  KernelRun run = CompareWithEvaluator(text, InputsFor(text, 1));
   EXPECT_FALSE(run.compiled);
-  EXPECT_NE(run.refusal.find("exponential"), std::string::npos) << run.refusal;
+  EXPECT_NE(run.refusal.find("trailing"), std::string::npos) << run.refusal;
+}
+
+TEST(LoopKernelDifferentialTest, RefusesWhatItDoesNotEmit) {
+  const std::string text = Program({ElementType::kS32}, ElementType::kS32,
+                                   absl::StrCat("  %r = stablehlo.popcnt %p0 : tensor<", kN,
+                                                "xi32>"));
+  KernelRun run = CompareWithEvaluator(text, MakeInputs({ElementType::kS32}, kN, 1));
+  EXPECT_FALSE(run.compiled);
+  EXPECT_NE(run.refusal.find("popcnt"), std::string::npos) << run.refusal;
 }
 
 }  // namespace

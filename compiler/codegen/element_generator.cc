@@ -1,0 +1,179 @@
+#include "compiler/codegen/element_generator.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::codegen {
+
+using ir::Opcode;
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
+ElementGenerator::ElementGenerator(const passes::Kernel& kernel, llvm::IRBuilderBase& builder,
+                                   ElementalEmitter& elemental)
+    : kernel_(kernel), b_(builder), elemental_(elemental) {
+  for (const ir::Instruction* inst : kernel.instructions) in_kernel_.insert(inst);
+}
+
+void ElementGenerator::LoadInputs(llvm::Value* inputs) {
+  llvm::Type* ptr = b_.getPtrTy();
+  for (size_t k = 0; k < kernel_.inputs.size(); ++k) {
+    const ir::Value* v = kernel_.inputs[k];
+    llvm::Value* base = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, inputs, k));
+    input_base_[v] = base;
+    if (v->type().dims().empty()) {
+      const ir::ElementType t = v->type().element_type();
+      const ir::Literal* literal = passes::ConstantLiteral(v);
+      scalars_[v] = literal != nullptr && literal->shape() == v->type().shape()
+                        ? elemental_.Constant(t, literal->bytes().data())
+                        : elemental_.FromStorage(t, b_.CreateLoad(elemental_.StorageType(t), base));
+    }
+  }
+}
+
+ElementIndex& ElementGenerator::NewIndex(const std::vector<int64_t>* dims) {
+  ElementIndex& index = indices_.emplace_back();
+  index.id = static_cast<int>(indices_.size()) - 1;
+  index.dims = dims;
+  return index;
+}
+
+void ElementGenerator::Bind(const ir::Value* value, llvm::Value* element) {
+  bound_[value] = element;
+}
+
+void ElementGenerator::NewScope() {
+  memo_.clear();
+  bound_.clear();
+  scalar_index_ = nullptr;
+}
+
+ElementIndex& ElementGenerator::ScalarIndex() {
+  if (scalar_index_ == nullptr) {
+    scalar_index_ = &NewIndex(&kNoDims);
+    scalar_index_->linear = b_.getInt64(0);
+  }
+  return *scalar_index_;
+}
+
+const std::vector<llvm::Value*>& ElementGenerator::Multi(ElementIndex& index) {
+  if (index.multi.empty() && !index.dims->empty()) {
+    index.multi.resize(index.dims->size());
+    llvm::Value* r = index.linear;
+    for (int64_t d = static_cast<int64_t>(index.dims->size()) - 1; d >= 0; --d) {
+      if (d == 0) {
+        index.multi[d] = r;
+        break;
+      }
+      index.multi[d] = b_.CreateURem(r, b_.getInt64((*index.dims)[d]));
+      r = b_.CreateUDiv(r, b_.getInt64((*index.dims)[d]));
+    }
+  }
+  return index.multi;
+}
+
+llvm::Value* ElementGenerator::Linearize(const std::vector<llvm::Value*>& multi,
+                                         const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  llvm::Value* linear = b_.getInt64(0);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    linear = b_.CreateAdd(linear, b_.CreateMul(multi[k], b_.getInt64(strides[k])));
+  }
+  return linear;
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::Generate(const ir::Value* v, ElementIndex& index) {
+  auto key = std::make_pair(v, index.id);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * element, GenerateUncached(v, index));
+  memo_[key] = element;
+  return element;
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value* v,
+                                                                ElementIndex& index) {
+  if (auto s = scalars_.find(v); s != scalars_.end()) return s->second;
+  if (auto s = bound_.find(v); s != bound_.end()) return s->second;
+  const ir::Instruction* inst = v->producer();
+  if (inst == nullptr || !in_kernel_.contains(inst)) {
+    auto base = input_base_.find(v);
+    if (base == input_base_.end()) {
+      return absl::InternalError("kernel emitter: a value read by the kernel is no kernel input");
+    }
+    const ir::ElementType t = v->type().element_type();
+    llvm::Type* storage = elemental_.StorageType(t);
+    return elemental_.FromStorage(
+        t, b_.CreateLoad(storage, b_.CreateGEP(storage, base->second, index.linear)));
+  }
+  const std::vector<int64_t>& out_dims = v->type().dims();
+  switch (inst->opcode()) {
+    case Opcode::kReshape: {
+      ElementIndex& in = NewIndex(&inst->operand(0)->type().dims());
+      in.linear = index.linear;
+      return Generate(inst->operand(0), in);
+    }
+    case Opcode::kBroadcastInDim: {
+      const ir::Value* operand = inst->operand(0);
+      const std::vector<int64_t>& in_dims = operand->type().dims();
+      if (in_dims.empty()) return Generate(operand, ScalarIndex());
+      const std::vector<int64_t>& bd = *passes::IntsAttribute(*inst, "broadcast_dimensions");
+      const std::vector<llvm::Value*>& m = Multi(index);
+      ElementIndex& in = NewIndex(&in_dims);
+      for (size_t k = 0; k < in_dims.size(); ++k) {
+        in.multi.push_back(in_dims[k] == 1 ? b_.getInt64(0) : m[bd[k]]);
+      }
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(operand, in);
+    }
+    case Opcode::kTranspose: {
+      const std::vector<int64_t>& perm = *passes::IntsAttribute(*inst, "permutation");
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<llvm::Value*>& m = Multi(index);
+      ElementIndex& in = NewIndex(&in_dims);
+      in.multi.resize(in_dims.size());
+      for (size_t d = 0; d < perm.size(); ++d) in.multi[perm[d]] = m[d];
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(inst->operand(0), in);
+    }
+    case Opcode::kSlice: {
+      const std::vector<int64_t>& start = *passes::IntsAttribute(*inst, "start_indices");
+      const std::vector<int64_t>* strides = passes::IntsAttribute(*inst, "strides");
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<llvm::Value*>& m = Multi(index);
+      ElementIndex& in = NewIndex(&in_dims);
+      for (size_t k = 0; k < in_dims.size(); ++k) {
+        const int64_t s = strides != nullptr ? (*strides)[k] : 1;
+        in.multi.push_back(b_.CreateAdd(b_.getInt64(start[k]), b_.CreateMul(m[k], b_.getInt64(s))));
+      }
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(inst->operand(0), in);
+    }
+    case Opcode::kIota: {
+      const int64_t d = inst->attribute("iota_dimension")->i;
+      llvm::Value* position = Multi(index)[d];
+      const ir::ElementType t = v->type().element_type();
+      llvm::Type* ct = elemental_.ComputeType(t);
+      if (ir::IsFloat(t)) return b_.CreateSIToFP(position, ct);
+      return b_.CreateTrunc(position, ct);
+    }
+    default:
+      break;
+  }
+  std::vector<llvm::Value*> operands;
+  for (const ir::Value* operand : inst->operands()) {
+    const bool scalar = operand->type().dims().empty() && !out_dims.empty();
+    EMBER_ASSIGN_OR_RETURN(llvm::Value * element,
+                           Generate(operand, scalar ? ScalarIndex() : index));
+    operands.push_back(element);
+  }
+  return elemental_.EmitElementwise(*inst, operands);
+}
+
+}  // namespace ember::codegen

@@ -1,0 +1,81 @@
+// The element generator of the kernel emitters: the LLVM value of one element of a kernel's
+// value at an index, generated the way XLA's elemental IR emitter does. Index ops
+// (broadcast_in_dim, reshape, transpose, slice, iota) map the index to their operand's, kernel
+// inputs are loaded at their index, elementwise ops go to the elemental emitter. Loop and
+// reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU target would call it from
+// a thread index.
+#ifndef EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
+#define EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
+
+#include <deque>
+#include <map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/elemental_emitter.h"
+#include "compiler/passes/fusion_plan.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace ember::codegen {
+
+// An element index into a value of dims `dims`: the row-major linear index, and the index per
+// dim, computed from the linear one only when an index op asks (`multi` empty until then).
+struct ElementIndex {
+  int id = 0;
+  const std::vector<int64_t>* dims = nullptr;
+  llvm::Value* linear = nullptr;
+  std::vector<llvm::Value*> multi;
+};
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+
+class ElementGenerator {
+ public:
+  ElementGenerator(const passes::Kernel& kernel, llvm::IRBuilderBase& builder,
+                   ElementalEmitter& elemental);
+
+  // In the function's entry block: the kernel inputs' addresses from `inputs` (an array of
+  // pointers in kernel.inputs order); rank-0 inputs are loaded (or folded, for constants) once.
+  void LoadInputs(llvm::Value* inputs);
+
+  // A new index into a value of `dims` (which must outlive the generator); its `linear` (and,
+  // optionally, `multi`) are the caller's to set.
+  ElementIndex& NewIndex(const std::vector<int64_t>* dims);
+
+  // Element `index` of `value`: an input's load or the kernel's computation of it. Generated
+  // code is reused for the same (value, index) until NewScope.
+  absl::StatusOr<llvm::Value*> Generate(const ir::Value* value, ElementIndex& index);
+
+  // `value` is `element` at every index asked until NewScope (a reduction's accumulator, read by
+  // an epilogue whose index ops all keep the output element).
+  void Bind(const ir::Value* value, llvm::Value* element);
+
+  // Code generated from here on is in blocks the earlier code may not dominate (another loop):
+  // nothing generated before is reused, except the entry block's scalars.
+  void NewScope();
+
+ private:
+  ElementIndex& ScalarIndex();
+  const std::vector<llvm::Value*>& Multi(ElementIndex& index);
+  llvm::Value* Linearize(const std::vector<llvm::Value*>& multi, const std::vector<int64_t>& dims);
+  absl::StatusOr<llvm::Value*> GenerateUncached(const ir::Value* value, ElementIndex& index);
+
+  static inline const std::vector<int64_t> kNoDims;
+
+  const passes::Kernel& kernel_;
+  llvm::IRBuilderBase& b_;
+  ElementalEmitter& elemental_;
+  std::unordered_set<const ir::Instruction*> in_kernel_;
+  std::map<const ir::Value*, llvm::Value*> input_base_;
+  std::map<const ir::Value*, llvm::Value*> scalars_;
+  std::map<const ir::Value*, llvm::Value*> bound_;
+  std::deque<ElementIndex> indices_;
+  ElementIndex* scalar_index_ = nullptr;
+  std::map<std::pair<const ir::Value*, int>, llvm::Value*> memo_;
+};
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_

@@ -1,0 +1,182 @@
+#include "compiler/codegen/reduce_support.h"
+
+#include <optional>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/elemental_support.h"
+#include "compiler/codegen/loop_support.h"
+#include "compiler/passes/rewrite.h"
+
+namespace ember::codegen {
+namespace {
+
+using ir::ElementType;
+using ir::Opcode;
+
+absl::Status Refuse(const std::string& why) {
+  return absl::UnimplementedError(absl::StrCat("reduction kernel: ", why));
+}
+
+// The op of a reduce body `(a, b) { return op(a, b) }` (either operand order) over scalars of
+// `type`, when the emitter folds with it.
+std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
+  if (reduce.regions().size() != 1) return std::nullopt;
+  const ir::Computation& body = *reduce.regions()[0];
+  if (body.parameters().size() != 2 || body.instructions().size() != 2) return std::nullopt;
+  const ir::Instruction& op = *body.instructions()[0];
+  const ir::Instruction& ret = *body.instructions()[1];
+  if (ret.opcode() != Opcode::kReturn || ret.operands().size() != 1 || op.num_results() != 1 ||
+      ret.operand(0) != op.result(0) || op.operands().size() != 2 || !op.attributes().empty() ||
+      !op.regions().empty()) {
+    return std::nullopt;
+  }
+  for (const ir::Value* v : {body.parameter(0), body.parameter(1), op.result(0)}) {
+    if (!v->type().is_tensor() || !v->type().dims().empty() || v->type().element_type() != type) {
+      return std::nullopt;
+    }
+  }
+  const ir::Value* p0 = body.parameter(0);
+  const ir::Value* p1 = body.parameter(1);
+  if (!((op.operand(0) == p0 && op.operand(1) == p1) ||
+        (op.operand(0) == p1 && op.operand(1) == p0))) {
+    return std::nullopt;
+  }
+  const bool fl = ir::IsFloat(type);
+  switch (op.opcode()) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return op.opcode();
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+      if (fl) return std::nullopt;
+      return op.opcode();
+    default:
+      return std::nullopt;
+  }
+}
+
+// An index op that maps every element to the operand's element of the same linear index
+// (reshapes, and broadcasts that only add dims of size 1).
+bool KeepsLinearIndex(const ir::Instruction& inst) {
+  if (!IndexOpSupported(inst) || inst.operands().size() != 1) return false;
+  const ir::Value* in = inst.operand(0);
+  if (in->type().shape().element_count() != inst.result()->type().shape().element_count()) {
+    return false;
+  }
+  if (inst.opcode() == Opcode::kReshape) return true;
+  if (inst.opcode() != Opcode::kBroadcastInDim) return false;
+  const std::vector<int64_t>* dims = passes::IntsAttribute(inst, "broadcast_dimensions");
+  for (size_t k = 1; dims != nullptr && k < dims->size(); ++k) {
+    if ((*dims)[k] <= (*dims)[k - 1]) return false;
+  }
+  return dims != nullptr;
+}
+
+bool Dense(const ir::Value* v) {
+  if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
+  return plain.ok() && *plain == v->type().shape();
+}
+
+}  // namespace
+
+absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel) {
+  if (kernel.kind != passes::KernelKind::kReduce) return Refuse("not a reduction kernel");
+  if (kernel.instructions.empty() || kernel.outputs.empty()) return Refuse("an empty kernel");
+  for (const ir::Value* v : kernel.inputs) {
+    if (!Dense(v)) return Refuse(absl::StrCat("an input is ", v->type().ToString()));
+  }
+  std::unordered_set<const ir::Value*> inputs(kernel.inputs.begin(), kernel.inputs.end());
+  ReduceKernelLayout layout;
+  const std::vector<int64_t>* dims = nullptr;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() != Opcode::kReduce) continue;
+    if (inst->operands().size() != 2 || inst->num_results() != 1) {
+      return Refuse(absl::StrCat(inst->Describe(), " is a variadic reduce"));
+    }
+    const ElementType t = inst->result()->type().element_type();
+    const ir::Value* in = inst->operand(0);
+    const ir::Value* init = inst->operand(1);
+    if (!Dense(in) || !Dense(inst->result()) || in->type().element_type() != t ||
+        init->type().element_type() != t || !init->type().dims().empty()) {
+      return Refuse(absl::StrCat(inst->Describe(), " has types the emitter lacks"));
+    }
+    // The init value is read once per row from a kernel input (a scalar).
+    if (!inputs.contains(init)) return Refuse(absl::StrCat(inst->Describe(), " computes its init"));
+    std::optional<Opcode> op = BodyOp(*inst, t);
+    if (!op.has_value()) return Refuse(absl::StrCat(inst->Describe(), " has a body it lacks"));
+    const std::vector<int64_t>* rd = passes::IntsAttribute(*inst, "dimensions");
+    if (rd == nullptr) return Refuse(absl::StrCat(inst->Describe(), " has no dimensions"));
+    if (layout.reduces.empty()) {
+      dims = rd;
+      layout.input_dims = &in->type().dims();
+      layout.output_dims = &inst->result()->type().dims();
+    } else if (*rd != *dims || in->type().dims() != *layout.input_dims) {
+      return Refuse("reduces over different spaces");
+    }
+    layout.reduces.push_back(inst);
+    layout.ops.push_back(*op);
+  }
+  if (layout.reduces.empty()) return Refuse("no reduce");
+  // The folded dims must be the trailing ones: each output element folds one contiguous row.
+  const int64_t rank = static_cast<int64_t>(layout.input_dims->size());
+  std::vector<bool> folded(rank, false);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= rank || folded[d]) return Refuse("bad reduce dimensions");
+    folded[d] = true;
+  }
+  const int64_t kept = rank - static_cast<int64_t>(dims->size());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (folded[d] != (d >= kept)) return Refuse("the folded dims are not the trailing ones");
+  }
+  layout.rows = 1;
+  layout.row_length = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    (d < kept ? layout.rows : layout.row_length) *= (*layout.input_dims)[d];
+  }
+  // Instructions over the output space: those reading a reduce result. They must be elementwise
+  // (they see the accumulators at the output index itself).
+  std::unordered_set<const ir::Value*> over_output;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->num_results() != 1 || !Dense(inst->result())) {
+      return Refuse(absl::StrCat(inst->Describe(), " has a result type the emitter lacks"));
+    }
+    if (inst->opcode() == Opcode::kReduce) {
+      over_output.insert(inst->result());
+      continue;
+    }
+    bool reads_output = false;
+    for (const ir::Value* v : inst->operands())
+      reads_output = reads_output || over_output.contains(v);
+    if (reads_output) {
+      if (!(ElementalOpSupported(*inst) || KeepsLinearIndex(*inst)) ||
+          inst->result()->type().shape().element_count() != layout.rows) {
+        return Refuse(absl::StrCat(inst->Describe(), " is not an elementwise epilogue"));
+      }
+      over_output.insert(inst->result());
+      continue;
+    }
+    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {
+      return Refuse(absl::StrCat(inst->Describe(), " is not emitted yet"));
+    }
+  }
+  for (const ir::Instruction* reduce : layout.reduces) {
+    if (over_output.contains(reduce->operand(0))) return Refuse("a reduce reads another's result");
+  }
+  for (const ir::Value* v : kernel.outputs) {
+    const bool out = over_output.contains(v);
+    const bool fits = out ? v->type().shape().element_count() == layout.rows
+                          : v->type().dims() == *layout.input_dims;
+    if (!Dense(v) || !fits || inputs.contains(v)) {
+      return Refuse(absl::StrCat("an output is ", v->type().ToString()));
+    }
+    layout.over_output.push_back(out);
+  }
+  return layout;
+}
+
+}  // namespace ember::codegen

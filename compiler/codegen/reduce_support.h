@@ -1,0 +1,34 @@
+// Which reduction fusions the code generator takes, and their layout (asked without LLVM, by
+// backends planning kernels, and by the reduction emitter).
+#ifndef EMBER_COMPILER_CODEGEN_REDUCE_SUPPORT_H_
+#define EMBER_COMPILER_CODEGEN_REDUCE_SUPPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/passes/fusion_plan.h"
+
+namespace ember::codegen {
+
+// A reduction kernel whose reduces all fold the same trailing dims of one input space: its
+// output space is `rows` elements, each the fold of `row_length` consecutive input elements.
+struct ReduceKernelLayout {
+  std::vector<const ir::Instruction*> reduces;
+  std::vector<ir::Opcode> ops;  // per reduce: its body's op (add, multiply, maximum, ...)
+  const std::vector<int64_t>* input_dims = nullptr;
+  const std::vector<int64_t>* output_dims = nullptr;
+  int64_t rows = 0;
+  int64_t row_length = 0;
+  // Per kernel output: computed over the output space (a reduce result or its epilogue), else
+  // over the input space (a fused producer the program also reads).
+  std::vector<bool> over_output;
+};
+
+// The layout of `kernel` when EmitReduceKernel (reduce_emitter.h) emits it, else why not.
+absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel);
+
+}  // namespace ember::codegen
+
+#endif  // EMBER_COMPILER_CODEGEN_REDUCE_SUPPORT_H_
