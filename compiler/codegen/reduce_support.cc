@@ -1,5 +1,6 @@
 #include "compiler/codegen/reduce_support.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 
@@ -122,22 +123,31 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
     layout.ops.push_back(*op);
   }
   if (layout.reduces.empty()) return Refuse("no reduce");
-  // The folded dims must be the trailing ones: each output element folds one contiguous row.
+  // The folded dims must be consecutive: each output element folds one strided line.
   const int64_t rank = static_cast<int64_t>(layout.input_dims->size());
   std::vector<bool> folded(rank, false);
   for (int64_t d : *dims) {
     if (d < 0 || d >= rank || folded[d]) return Refuse("bad reduce dimensions");
     folded[d] = true;
   }
-  const int64_t kept = rank - static_cast<int64_t>(dims->size());
+  const int64_t first = dims->empty() ? rank : *std::min_element(dims->begin(), dims->end());
   for (int64_t d = 0; d < rank; ++d) {
-    if (folded[d] != (d >= kept)) return Refuse("the folded dims are not the trailing ones");
+    const bool in_block = d >= first && d < first + static_cast<int64_t>(dims->size());
+    if (folded[d] != in_block) return Refuse("the folded dims are not consecutive");
   }
-  layout.rows = 1;
+  layout.first_folded = static_cast<int>(first);
   layout.row_length = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    (d < kept ? layout.rows : layout.row_length) *= (*layout.input_dims)[d];
+    const int64_t n = (*layout.input_dims)[d];
+    if (folded[d]) {
+      layout.row_length *= n;
+    } else if (d < first) {
+      layout.outer *= n;
+    } else {
+      layout.inner *= n;
+    }
   }
+  layout.rows = layout.outer * layout.inner;
   // Instructions over the output space: those reading a reduce result. They must be elementwise
   // (they see the accumulators at the output index itself).
   std::unordered_set<const ir::Value*> over_output;

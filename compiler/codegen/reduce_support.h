@@ -12,8 +12,10 @@
 
 namespace ember::codegen {
 
-// A reduction kernel whose reduces all fold the same trailing dims of one input space: its
-// output space is `rows` elements, each the fold of `row_length` consecutive input elements.
+// A reduction kernel whose reduces all fold the same consecutive dims of one input space, seen
+// as [outer, row_length, inner] (kept dims before, folded dims, kept dims after): its output
+// space is `rows` = outer * inner elements, each the fold of `row_length` input elements
+// `inner` apart (consecutive ones when inner is 1: a row reduction).
 struct ReduceKernelLayout {
   std::vector<const ir::Instruction*> reduces;
   std::vector<ir::Opcode> ops;  // per reduce: its body's op (add, multiply, maximum, ...)
@@ -21,6 +23,9 @@ struct ReduceKernelLayout {
   const std::vector<int64_t>* output_dims = nullptr;
   int64_t rows = 0;
   int64_t row_length = 0;
+  int64_t outer = 1;
+  int64_t inner = 1;
+  int first_folded = 0;  // the first folded dim
   // Per kernel output: computed over the output space (a reduce result or its epilogue), else
   // over the input space (a fused producer the program also reads).
   std::vector<bool> over_output;
