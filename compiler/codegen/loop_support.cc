@@ -84,6 +84,14 @@ bool IndexOpSupported(const ir::Instruction& inst) {
   }
 }
 
+bool LoopFusibleByCodegen(const ir::Instruction& inst) {
+  if (inst.num_results() != 1 || !DenseSupported(inst.result())) return false;
+  for (const ir::Value* v : inst.operands()) {
+    if (!DenseSupported(v)) return false;
+  }
+  return ElementalOpSupported(inst) || IndexOpSupported(inst);
+}
+
 std::string LoopKernelRefusal(const passes::Kernel& kernel) {
   if (kernel.kind != passes::KernelKind::kLoop) return "not a loop kernel";
   if (kernel.instructions.empty() || kernel.outputs.empty()) return "an empty kernel";

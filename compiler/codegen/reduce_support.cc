@@ -85,6 +85,21 @@ bool Dense(const ir::Value* v) {
 
 }  // namespace
 
+bool ReduceFusibleByCodegen(const ir::Instruction& inst) {
+  if (inst.opcode() != Opcode::kReduce || inst.operands().size() != 2 ||
+      inst.num_results() != 1) {
+    return false;
+  }
+  const ElementType t = inst.result()->type().element_type();
+  const ir::Value* in = inst.operand(0);
+  const ir::Value* init = inst.operand(1);
+  if (!Dense(in) || !Dense(init) || !Dense(inst.result()) || in->type().element_type() != t ||
+      init->type().element_type() != t || !init->type().dims().empty()) {
+    return false;
+  }
+  return BodyOp(inst, t).has_value() && passes::IntsAttribute(inst, "dimensions") != nullptr;
+}
+
 absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel) {
   if (kernel.kind != passes::KernelKind::kReduce) return Refuse("not a reduction kernel");
   if (kernel.instructions.empty() || kernel.outputs.empty()) return Refuse("an empty kernel");
@@ -96,22 +111,16 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
   const std::vector<int64_t>* dims = nullptr;
   for (const ir::Instruction* inst : kernel.instructions) {
     if (inst->opcode() != Opcode::kReduce) continue;
-    if (inst->operands().size() != 2 || inst->num_results() != 1) {
-      return Refuse(absl::StrCat(inst->Describe(), " is a variadic reduce"));
+    if (!ReduceFusibleByCodegen(*inst)) {
+      return Refuse(absl::StrCat(inst->Describe(), " is a reduce the emitter lacks"));
     }
-    const ElementType t = inst->result()->type().element_type();
     const ir::Value* in = inst->operand(0);
-    const ir::Value* init = inst->operand(1);
-    if (!Dense(in) || !Dense(inst->result()) || in->type().element_type() != t ||
-        init->type().element_type() != t || !init->type().dims().empty()) {
-      return Refuse(absl::StrCat(inst->Describe(), " has types the emitter lacks"));
+    // The init value is read once from a kernel input (a scalar).
+    if (!inputs.contains(inst->operand(1))) {
+      return Refuse(absl::StrCat(inst->Describe(), " computes its init"));
     }
-    // The init value is read once per row from a kernel input (a scalar).
-    if (!inputs.contains(init)) return Refuse(absl::StrCat(inst->Describe(), " computes its init"));
-    std::optional<Opcode> op = BodyOp(*inst, t);
-    if (!op.has_value()) return Refuse(absl::StrCat(inst->Describe(), " has a body it lacks"));
+    const std::optional<Opcode> op = BodyOp(*inst, inst->result()->type().element_type());
     const std::vector<int64_t>* rd = passes::IntsAttribute(*inst, "dimensions");
-    if (rd == nullptr) return Refuse(absl::StrCat(inst->Describe(), " has no dimensions"));
     if (layout.reduces.empty()) {
       dims = rd;
       layout.input_dims = &in->type().dims();

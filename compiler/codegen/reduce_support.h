@@ -31,6 +31,11 @@ struct ReduceKernelLayout {
   std::vector<bool> over_output;
 };
 
+// Whether `instruction` is a reduce the reduction emitter folds (one input of a supported type,
+// a scalar init, a body of one add, multiply, maximum, minimum, and, or or xor): a backend's
+// fusion predicate (which dims it folds is the kernel's question, LayOutReduceKernel).
+bool ReduceFusibleByCodegen(const ir::Instruction& instruction);
+
 // The layout of `kernel` when EmitReduceKernel (reduce_emitter.h) emits it, else why not.
 absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel);
 

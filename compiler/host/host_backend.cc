@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/codegen/loop_support.h"
 #include "compiler/codegen/reduce_support.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -238,7 +239,17 @@ class HostCompilation {
 
   // Null with `refusal_` set when the compiled path cannot run the entry.
   absl::StatusOr<std::unique_ptr<Executable>> Build() {
-    plan_ = passes::PlanFusion(entry_, fast::LoopFusible, fast::ReduceFusible, fast::DotSupported);
+    // Loop and reduction kernels take what the chunked kernels run and, with the code generator
+    // on, what it emits (bf16/f16 and narrow integers, more ops). A kernel neither runs (the
+    // code generator refusing a whole fusion) goes through the evaluator's op table, visibly.
+    const bool codegen = llvm_kernels_ && codegen::HostCodegenBuilt();
+    auto loop_fusible = [codegen](const ir::Instruction& inst) {
+      return fast::LoopFusible(inst) || (codegen && codegen::LoopFusibleByCodegen(inst));
+    };
+    auto reduce_fusible = [codegen](const ir::Instruction& inst) {
+      return fast::ReduceFusible(inst) || (codegen && codegen::ReduceFusibleByCodegen(inst));
+    };
+    plan_ = passes::PlanFusion(entry_, loop_fusible, reduce_fusible, fast::DotSupported);
     schedule_ = passes::ScheduleForMemory(entry_, plan_, donations_);
     // The fused kernels next (on the scheduled order): row groups take only kernels that run a
     // range of rows on their own, and buffer assignment keeps a group's values live across the
