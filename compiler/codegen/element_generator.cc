@@ -155,6 +155,97 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       in.linear = Linearize(in.multi, in_dims);
       return Generate(inst->operand(0), in);
     }
+    case Opcode::kReverse: {
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<llvm::Value*>& m = Multi(index);
+      ElementIndex& in = NewIndex(&in_dims);
+      in.multi = m;
+      for (int64_t d : *passes::IntsAttribute(*inst, "dimensions")) {
+        in.multi[d] = b_.CreateSub(b_.getInt64(in_dims[d] - 1), m[d]);
+      }
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(inst->operand(0), in);
+    }
+    case Opcode::kDynamicSlice: {
+      // Start indices clamped into [0, dim - size], as the spec (and the evaluator) say.
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<llvm::Value*>& m = Multi(index);
+      std::vector<llvm::Value*> multi;
+      for (size_t d = 0; d < in_dims.size(); ++d) {
+        const ir::Value* start = inst->operand(1 + d);
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * s, Generate(start, ScalarIndex()));
+        s = ir::IsSignedInteger(start->type().element_type()) ? b_.CreateSExt(s, b_.getInt64Ty())
+                                                              : b_.CreateZExt(s, b_.getInt64Ty());
+        llvm::Value* hi = b_.getInt64(in_dims[d] - out_dims[d]);
+        s = b_.CreateSelect(b_.CreateICmpSLT(s, b_.getInt64(0)), b_.getInt64(0), s);
+        s = b_.CreateSelect(b_.CreateICmpSGT(s, hi), hi, s);
+        multi.push_back(b_.CreateAdd(m[d], s));
+      }
+      ElementIndex& in = NewIndex(&in_dims);
+      in.multi = std::move(multi);
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(inst->operand(0), in);
+    }
+    case Opcode::kPad: {
+      // Result position m is operand element (m - low) / (interior + 1) when that divides and
+      // lands inside the operand, else the padding value. The operand is read at a clamped
+      // index either way (every lane loads in bounds), then selected.
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<int64_t>& low = *passes::IntsAttribute(*inst, "edge_padding_low");
+      const std::vector<int64_t>* interior = passes::IntsAttribute(*inst, "interior_padding");
+      const std::vector<llvm::Value*>& m = Multi(index);
+      llvm::Value* inside = b_.getTrue();
+      ElementIndex& in = NewIndex(&in_dims);
+      for (size_t d = 0; d < in_dims.size(); ++d) {
+        const int64_t step = (interior != nullptr ? (*interior)[d] : 0) + 1;
+        llvm::Value* p = b_.CreateSub(m[d], b_.getInt64(low[d]));
+        llvm::Value* nonneg = b_.CreateICmpSGE(p, b_.getInt64(0));
+        llvm::Value* safe_p = b_.CreateSelect(nonneg, p, b_.getInt64(0));
+        llvm::Value* q = safe_p;
+        if (step > 1) {
+          q = b_.CreateUDiv(safe_p, b_.getInt64(step));
+          inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateURem(safe_p, b_.getInt64(step)),
+                                                        b_.getInt64(0)));
+        }
+        llvm::Value* below = b_.CreateICmpSLT(q, b_.getInt64(in_dims[d]));
+        inside = b_.CreateAnd(inside, b_.CreateAnd(nonneg, below));
+        in.multi.push_back(b_.CreateSelect(below, q, b_.getInt64(in_dims[d] - 1)));
+      }
+      in.linear = Linearize(in.multi, in_dims);
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * element, Generate(inst->operand(0), in));
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * padding, Generate(inst->operand(1), ScalarIndex()));
+      return b_.CreateSelect(inside, element, padding);
+    }
+    case Opcode::kConcatenate: {
+      // Each operand read at its clamped position along the dimension, the one whose range
+      // holds the index selected.
+      const int64_t dim = inst->attribute("dimension")->i;
+      const std::vector<llvm::Value*>& m = Multi(index);
+      llvm::Value* result = nullptr;
+      int64_t offset = 0;
+      for (const ir::Value* operand : inst->operands()) {
+        const std::vector<int64_t>& in_dims = operand->type().dims();
+        const int64_t size = in_dims[dim];
+        if (size == 0) continue;
+        llvm::Value* local = b_.CreateSub(m[dim], b_.getInt64(offset));
+        llvm::Value* clamped = b_.CreateSelect(
+            b_.CreateICmpSLT(local, b_.getInt64(0)), b_.getInt64(0),
+            b_.CreateSelect(b_.CreateICmpSGE(local, b_.getInt64(size)), b_.getInt64(size - 1),
+                            local));
+        ElementIndex& in = NewIndex(&in_dims);
+        in.multi = m;
+        in.multi[dim] = clamped;
+        in.linear = Linearize(in.multi, in_dims);
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * element, Generate(operand, in));
+        result = result == nullptr
+                     ? element
+                     : b_.CreateSelect(b_.CreateICmpSGE(m[dim], b_.getInt64(offset)), element,
+                                       result);
+        offset += size;
+      }
+      if (result == nullptr) return absl::InternalError("concatenate of empty operands");
+      return result;
+    }
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];

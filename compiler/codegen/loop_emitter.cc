@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "compiler/codegen/element_generator.h"
 #include "compiler/codegen/elemental_emitter.h"
+#include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/loop_support.h"
 #include "llvm/IR/IRBuilder.h"
 
@@ -115,19 +116,11 @@ class LoopEmitter {
   // No op needs per-dim indices: only elementwise ops, reshapes and broadcasts of scalars.
   bool Flat() const {
     for (const ir::Instruction* inst : kernel_.instructions) {
-      switch (inst->opcode()) {
-        case Opcode::kReshape:
-          break;
-        case Opcode::kBroadcastInDim:
-          if (!inst->operand(0)->type().dims().empty()) return false;
-          break;
-        case Opcode::kTranspose:
-        case Opcode::kSlice:
-        case Opcode::kIota:
-          return false;
-        default:
-          break;
+      if (inst->opcode() == Opcode::kReshape) continue;
+      if (inst->opcode() == Opcode::kBroadcastInDim && inst->operand(0)->type().dims().empty()) {
+        continue;
       }
+      if (!ElementalOpSupported(*inst)) return false;
     }
     return true;
   }

@@ -32,6 +32,90 @@ bool IndexOpSupported(const ir::Instruction& inst) {
            d->i >= 0 && d->i < rank && t != ir::ElementType::kBF16 &&
            t != ir::ElementType::kF16 && t != ir::ElementType::kPred;
   }
+  if (inst.operands().empty()) return false;
+  for (const ir::Value* v : inst.operands()) {
+    if (!v->type().is_tensor()) return false;
+  }
+  const ir::ElementType t = out->type().element_type();
+  const std::vector<int64_t>& out_dims = out->type().dims();
+  switch (inst.opcode()) {
+    case Opcode::kConcatenate: {
+      const ir::Attribute* d = inst.attribute("dimension");
+      if (d == nullptr || d->kind != ir::Attribute::Kind::kInt || d->i < 0 || d->i >= rank) {
+        return false;
+      }
+      int64_t total = 0;
+      for (const ir::Value* v : inst.operands()) {
+        const std::vector<int64_t>& dims = v->type().dims();
+        if (v->type().element_type() != t || static_cast<int64_t>(dims.size()) != rank) {
+          return false;
+        }
+        for (int64_t k = 0; k < rank; ++k) {
+          if (k != d->i && dims[k] != out_dims[k]) return false;
+        }
+        total += dims[d->i];
+      }
+      return total == out_dims[d->i];
+    }
+    case Opcode::kPad: {
+      if (inst.operands().size() != 2) return false;
+      const ir::Value* in = inst.operand(0);
+      const ir::Value* padding = inst.operand(1);
+      const std::vector<int64_t>* low = passes::IntsAttribute(inst, "edge_padding_low");
+      const std::vector<int64_t>* high = passes::IntsAttribute(inst, "edge_padding_high");
+      const std::vector<int64_t>* interior = passes::IntsAttribute(inst, "interior_padding");
+      const std::vector<int64_t>& in_dims = in->type().dims();
+      if (in->type().element_type() != t || padding->type().element_type() != t ||
+          !padding->type().dims().empty() || static_cast<int64_t>(in_dims.size()) != rank ||
+          low == nullptr || high == nullptr || static_cast<int64_t>(low->size()) != rank ||
+          static_cast<int64_t>(high->size()) != rank ||
+          (interior != nullptr && static_cast<int64_t>(interior->size()) != rank) ||
+          in->type().shape().element_count() == 0) {
+        return false;
+      }
+      for (int64_t k = 0; k < rank; ++k) {
+        const int64_t gap = interior != nullptr ? (*interior)[k] : 0;
+        if (gap < 0 ||
+            (*low)[k] + (*high)[k] + in_dims[k] + (in_dims[k] - 1) * gap != out_dims[k]) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case Opcode::kDynamicSlice: {
+      const ir::Value* in = inst.operand(0);
+      const std::vector<int64_t>& in_dims = in->type().dims();
+      if (in->type().element_type() != t || static_cast<int64_t>(in_dims.size()) != rank ||
+          static_cast<int64_t>(inst.operands().size()) != rank + 1) {
+        return false;
+      }
+      const std::vector<int64_t>* sizes = passes::IntsAttribute(inst, "slice_sizes");
+      if (sizes != nullptr && *sizes != out_dims) return false;
+      for (int64_t k = 0; k < rank; ++k) {
+        const ir::Value* start = inst.operand(1 + k);
+        if (!start->type().dims().empty() || !ir::IsInteger(start->type().element_type()) ||
+            !ElementalTypeSupported(start->type().element_type()) || out_dims[k] > in_dims[k]) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case Opcode::kReverse: {
+      const std::vector<int64_t>* dims = passes::IntsAttribute(inst, "dimensions");
+      if (inst.operands().size() != 1 || dims == nullptr ||
+          inst.operand(0)->type().dims() != out_dims || inst.operand(0)->type().element_type() != t) {
+        return false;
+      }
+      std::vector<bool> seen(rank, false);
+      for (int64_t d : *dims) {
+        if (d < 0 || d >= rank || seen[d]) return false;
+        seen[d] = true;
+      }
+      return true;
+    }
+    default:
+      break;
+  }
   if (inst.operands().size() != 1) return false;
   const ir::Value* in = inst.operand(0);
   if (in->type().element_type() != out->type().element_type()) return false;

@@ -17,8 +17,9 @@ std::string LoopKernelRefusal(const passes::Kernel& kernel);
 // predicate.
 bool LoopFusibleByCodegen(const ir::Instruction& instruction);
 
-// Whether an index op of a loop kernel (broadcast_in_dim, reshape, transpose, slice, iota) is
-// one the loop emitter maps; elementwise ops are ElementalOpSupported's.
+// Whether an index op of a loop kernel (broadcast_in_dim, reshape, transpose, slice, iota,
+// reverse, pad, concatenate, dynamic_slice) is one the element generator maps; elementwise ops
+// are ElementalOpSupported's.
 bool IndexOpSupported(const ir::Instruction& instruction);
 
 }  // namespace ember::codegen

@@ -200,6 +200,20 @@ std::string Program(const std::vector<ElementType>& in, ElementType out, const s
                       body, "\n  return %r : tensor<", n, "x", Mlir(out), ">\n}\n");
 }
 
+// Inputs for every parameter of `text` (the specials first, then random elements).
+std::vector<ir::Literal> InputsFor(const std::string& text, uint64_t seed) {
+  std::vector<ir::Literal> inputs;
+  std::unique_ptr<ir::Module> probe = test_util::Parse(text);
+  if (probe == nullptr) return inputs;
+  for (const auto& p : probe->entry()->parameters()) {
+    const ElementType et = p->type().element_type();
+    std::vector<ir::Literal> one =
+        MakeInputs({et}, std::max<int64_t>(1, p->type().shape().element_count()), seed++);
+    inputs.push_back(ir::Literal::FromBytes(p->type().shape(), one[0].bytes()).value());
+  }
+  return inputs;
+}
+
 struct OpCase {
   const char* op;
   int arity;
@@ -380,6 +394,45 @@ func.func @main(%x: tensor<6x40x@T@>, %row: tensor<6x@T@>, %col: tensor<40x@T@>,
   }
 }
 
+TEST(LoopKernelDifferentialTest, ReversePadConcatenateDynamicSlice) {
+  // Padding with negative edges and interior gaps, a three-way concatenate, reversals, and
+  // dynamic slices whose start indices (signed and unsigned, some out of range) are clamped.
+  for (const char* ty : {"f32", "i8", "bf16"}) {
+    SCOPED_TRACE(ty);
+    const std::string text = absl::StrReplaceAll(R"(
+func.func @main(%x: tensor<5x7x@T@>, %y: tensor<5x3x@T@>, %z: tensor<5x2x@T@>, %i: tensor<i32>, %j: tensor<ui8>, %big: tensor<9x20x@T@>) -> (tensor<5x12x@T@>, tensor<5x12x@T@>) {
+  %c = stablehlo.concatenate %x, %y, %z, dim = 1 : (tensor<5x7x@T@>, tensor<5x3x@T@>, tensor<5x2x@T@>) -> tensor<5x12x@T@>
+  %r = stablehlo.reverse %c, dims = [0, 1] : tensor<5x12x@T@>
+  %d = stablehlo.dynamic_slice %big, %i, %i, sizes = [5, 12] : (tensor<9x20x@T@>, tensor<i32>, tensor<i32>) -> tensor<5x12x@T@>
+  %e = stablehlo.dynamic_slice %big, %j, %j, sizes = [5, 12] : (tensor<9x20x@T@>, tensor<ui8>, tensor<ui8>) -> tensor<5x12x@T@>
+  %de = stablehlo.maximum %d, %e : tensor<5x12x@T@>
+  %s = stablehlo.add %de, %r : tensor<5x12x@T@>
+  return %r, %s : tensor<5x12x@T@>, tensor<5x12x@T@>
+}
+)", {{"@T@", ty}});
+    const std::string pad = absl::StrReplaceAll(R"(
+func.func @main(%x: tensor<5x7x@T@>, %pv: tensor<@T@>) -> tensor<11x17x@T@> {
+  %p = stablehlo.pad %x, %pv, low = [-1, 2], high = [3, 0], interior = [1, 1] : (tensor<5x7x@T@>, tensor<@T@>) -> tensor<11x15x@T@>
+  %p2 = stablehlo.pad %p, %pv, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<11x15x@T@>, tensor<@T@>) -> tensor<11x17x@T@>
+  return %p2 : tensor<11x17x@T@>
+}
+)", {{"@T@", ty}});
+    KernelRun padded = CompareWithEvaluator(pad, InputsFor(pad, 50), 17);
+    EXPECT_TRUE(padded.compiled) << padded.refusal;
+    EXPECT_EQ(padded.mismatches, 0);
+    for (int32_t i : {-3, 0, 2, 4, 100}) {
+      for (uint8_t j : {0, 5, 8, 200}) {
+        std::vector<ir::Literal> inputs = InputsFor(text, 60 + i + j);
+        std::memcpy(inputs[3].mutable_bytes().data(), &i, 4);
+        std::memcpy(inputs[4].mutable_bytes().data(), &j, 1);
+        KernelRun run = CompareWithEvaluator(text, std::move(inputs), 17);
+        EXPECT_TRUE(run.compiled) << run.refusal;
+        EXPECT_EQ(run.mismatches, 0) << "starts " << i << ", " << int{j};
+      }
+    }
+  }
+}
+
 TEST(LoopKernelDifferentialTest, IdenticalKernelsShareOneFunction) {
   const std::string text = Program({ElementType::kF32, ElementType::kF32}, ElementType::kF32,
                                    absl::StrCat("  %r = stablehlo.add %p0, %p1 : tensor<", kN,
@@ -452,20 +505,6 @@ TEST(LoopKernelDifferentialTest, TranscendentalsOverFloatTypes) {
     EXPECT_TRUE(run.compiled) << run.refusal;
     EXPECT_EQ(run.mismatches, 0);
   }
-}
-
-// Inputs for every parameter of `text` (the specials first, then random elements).
-std::vector<ir::Literal> InputsFor(const std::string& text, uint64_t seed) {
-  std::vector<ir::Literal> inputs;
-  std::unique_ptr<ir::Module> probe = test_util::Parse(text);
-  if (probe == nullptr) return inputs;
-  for (const auto& p : probe->entry()->parameters()) {
-    const ElementType et = p->type().element_type();
-    std::vector<ir::Literal> one =
-        MakeInputs({et}, std::max<int64_t>(1, p->type().shape().element_count()), seed++);
-    inputs.push_back(ir::Literal::FromBytes(p->type().shape(), one[0].bytes()).value());
-  }
-  return inputs;
 }
 
 TEST(ReduceKernelDifferentialTest, EveryFoldOverEveryType) {

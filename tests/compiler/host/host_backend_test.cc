@@ -449,8 +449,9 @@ func.func @main(%w: tensor<784x10xf32>, %b: tensor<10xf32>, %x: tensor<100x784xf
 }
 
 TEST(HostBackendTest, FallbackOpsRunThroughTheOpTable) {
-  // sort, concatenate and while are not fast kernels: they run through the op table, mixed
-  // with fused kernels before and after.
+  // sort and while are not fast kernels: they run through the op table, mixed with fused
+  // kernels before and after (the concatenate fuses with the negate and multiply around it when
+  // the code generator is on, and runs through the op table without it).
   Outcome o = ExpectSameResults(R"(
 func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tensor<40xf32>) {
   %0 = stablehlo.exponential %x : tensor<40xf32>
@@ -476,7 +477,7 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
     }
   return %4, %w#1 : tensor<64xf32>, tensor<40xf32>
 })", Tolerance{/*ulps=*/4});
-  EXPECT_GE(o.kernels, 5);
+  EXPECT_GE(o.kernels, 4);
 }
 
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
