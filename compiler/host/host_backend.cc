@@ -12,7 +12,9 @@
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/codegen/loop_support.h"
 #include "compiler/codegen/reduce_support.h"
+#include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
+#include "compiler/host/while_thunk.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
 #include "compiler/passes/fusion_plan.h"
@@ -379,6 +381,28 @@ class HostCompilation {
           continue;
         }
       }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kDynamicUpdateSlice &&
+          refs_.contains(kernel.root()->result())) {
+        std::vector<ValueRef> operands;
+        for (const ir::Value* v : kernel.root()->operands()) operands.push_back(refs_.at(v));
+        std::unique_ptr<DynamicUpdateSliceThunk> update = DynamicUpdateSliceThunk::Create(
+            name, *kernel.root(), std::move(operands), refs_.at(kernel.root()->result()));
+        if (update != nullptr) {
+          thunks.push_back(std::move(update));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kWhile) {
+        EMBER_ASSIGN_OR_RETURN(std::unique_ptr<HostThunk> loop, CompileWhile(*kernel.root(), name));
+        if (loop != nullptr) {
+          thunks.push_back(std::move(loop));
+          ++fast_kernels;
+          continue;
+        }
+      }
       std::unordered_map<const ir::Value*, ValueRef> inputs;
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
       thunks.push_back(std::make_unique<EvaluatorOpsThunk>(
@@ -415,6 +439,7 @@ class HostCompilation {
       if (llvm_ids_[k] < 0) continue;
       absl::StrAppend(&reports.cost_report, "  llvm_", KernelName(plan_.kernels[k]), ".", k, "\n");
     }
+    absl::StrAppend(&reports.cost_report, nested_reports_);
     reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
     reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
     reports.cost = passes::AnalyzeCost(entry_, &plan_);
@@ -473,6 +498,76 @@ class HostCompilation {
       return;
     }
     for (int id : llvm_ids_) llvm_kernels_used_ += id >= 0 ? 1 : 0;
+  }
+
+  // A while loop whose condition and body the compiled path takes, as a WhileThunk; null (the
+  // reason in the cost report) when it does not, and the evaluator's op table runs the loop.
+  absl::StatusOr<std::unique_ptr<HostThunk>> CompileWhile(const ir::Instruction& loop,
+                                                          const std::string& name) {
+    auto refuse = [&](const std::string& why) -> std::unique_ptr<HostThunk> {
+      absl::StrAppend(&nested_reports_, name, ": the evaluator runs the loop: ", why, "\n");
+      return nullptr;
+    };
+    if (loop.regions().size() != 2 || loop.operands().size() != loop.num_results()) {
+      return refuse("not a loop of carried values");
+    }
+    std::vector<ValueRef> operands, results;
+    for (size_t i = 0; i < loop.num_results(); ++i) {
+      const ir::Value* in = loop.operand(i);
+      const ir::Value* out = loop.result(i);
+      if (!in->type().is_tensor() || !(in->type() == out->type())) {
+        return refuse(absl::StrCat("carried value ", i, " is a ", out->type().ToString()));
+      }
+      const ValueRef& from = refs_.at(in);
+      if (from.kind == ValueRef::Kind::kOther) return refuse("an operand has no buffer");
+      operands.push_back(from);
+      auto to = refs_.find(out);
+      ValueRef unread;
+      unread.value = out;
+      results.push_back(to != refs_.end() ? to->second : unread);
+    }
+    std::unique_ptr<Executable> parts[2];
+    // The body may write each carried value over its previous one (buffer assignment decides
+    // where that is safe); a value it returns as it got it needs no writing at all.
+    const ir::Computation& body_region = *loop.regions()[1];
+    std::vector<passes::IoAlias> in_place;
+    std::vector<bool> pass_through(results.size(), false);
+    if (body_region.return_instruction() != nullptr &&
+        body_region.parameters().size() == results.size() &&
+        body_region.return_instruction()->operands().size() == results.size()) {
+      for (size_t i = 0; i < results.size(); ++i) {
+        in_place.push_back({static_cast<int>(i), static_cast<int>(i)});
+        pass_through[i] = body_region.return_instruction()->operand(i) == body_region.parameter(i);
+      }
+    }
+    for (int r = 0; r < 2; ++r) {
+      const ir::Computation& region = *loop.regions()[r];
+      if (std::string why = CompiledPathRefusal(region); !why.empty()) return refuse(why);
+      HostCompilation nested(region, r == 1 ? absl::Span<const passes::IoAlias>(in_place)
+                                            : absl::Span<const passes::IoAlias>(),
+                             llvm_kernels_);
+      EMBER_ASSIGN_OR_RETURN(parts[r], nested.Build());
+      if (parts[r] == nullptr) return refuse(nested.refusal());
+      absl::StrAppend(&nested_reports_, name, r == 0 ? " condition" : " body", ":\n",
+                      parts[r]->reports().cost_report);
+    }
+    const BufferLayout& cond = parts[0]->layout();
+    const BufferLayout& body = parts[1]->layout();
+    if (cond.result_types.size() != 1 || !cond.result_types[0].is_tensor() ||
+        cond.result_types[0].element_type() != ir::ElementType::kPred ||
+        !cond.result_types[0].dims().empty() || cond.parameter_types.size() != results.size() ||
+        body.parameter_types.size() != results.size() ||
+        body.result_types.size() != results.size()) {
+      return refuse("its regions' signatures do not match the carried values");
+    }
+    std::vector<bool> over_previous(results.size(), false);
+    for (size_t i = 0; i < results.size(); ++i) {
+      over_previous[i] = pass_through[i] || (i < body.result_aliases.size() &&
+                                             body.result_aliases[i] == static_cast<int>(i));
+    }
+    return std::make_unique<WhileThunk>(absl::StrCat("while.", name), std::move(parts[0]),
+                                        std::move(parts[1]), std::move(operands),
+                                        std::move(results), std::move(over_previous));
   }
 
   static const char* KernelName(const passes::Kernel& kernel) {
@@ -536,6 +631,7 @@ class HostCompilation {
   std::vector<int64_t> llvm_unit_elements_;  // per compiled kernel: input elements per unit
   int llvm_kernels_used_ = 0;
   std::string llvm_note_;
+  std::string nested_reports_;  // the compiled loops' condition and body reports
 };
 
 class HostBackend final : public backend::Backend {

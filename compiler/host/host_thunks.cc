@@ -18,9 +18,11 @@ HostRunContext::HostRunContext(const backend::BufferAllocations& buffers,
                                std::shared_ptr<const ffi::ExecutionContext> ffi_context)
     : buffers_(buffers),
       collectives_(std::move(collectives)),
+      device_ordinal_(device_ordinal),
+      run_id_(run_id != 0 ? run_id : ffi::FfiCalls::NewRunId()),
+      ffi_context_(std::move(ffi_context)),
       other_(num_other_values),
-      ffi_calls_(device_ordinal, run_id != 0 ? run_id : ffi::FfiCalls::NewRunId(),
-                 std::move(ffi_context)) {}
+      ffi_calls_(device_ordinal_, run_id_, ffi_context_) {}
 
 uint8_t* HostRunContext::Address(const ValueRef& ref) const {
   switch (ref.kind) {
@@ -48,6 +50,7 @@ absl::StatusOr<eval::EvalValue> HostRunContext::Read(const ValueRef& ref) const 
 }
 
 eval::Evaluator& HostRunContext::evaluator() {
+  if (parent_ != nullptr) return parent_->evaluator();
   if (!evaluator_.has_value()) {
     eval::EvalOptions options;
     if (collectives_ != nullptr && collectives_->scope != nullptr) {
@@ -260,7 +263,8 @@ absl::Status CopyThunk::Run(HostRunContext& context) const {
   if (from == nullptr || to == nullptr) {
     return absl::InternalError(absl::StrCat("host executable: ", name(), " has no buffer"));
   }
-  std::memmove(to, from, static_cast<size_t>(bytes_));
+  // A loop's pass-through value handed its own memory: nothing to copy.
+  if (to != from) std::memmove(to, from, static_cast<size_t>(bytes_));
   return absl::OkStatus();
 }
 

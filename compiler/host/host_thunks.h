@@ -57,13 +57,27 @@ class HostRunContext {
   eval::Evaluator& evaluator();
   ThreadPool& pool() { return ThreadPool::Default(); }
 
+  // A context for a nested program (a loop's body) run as part of this run: other buffers, the
+  // same device, run, collectives, FFI context and evaluator (its per-run state: probes).
+  std::unique_ptr<HostRunContext> Nested(const backend::BufferAllocations& buffers,
+                                         int num_other_values) {
+    auto nested = std::make_unique<HostRunContext>(buffers, collectives_, num_other_values,
+                                                   device_ordinal_, run_id_, ffi_context_);
+    nested->parent_ = this;
+    return nested;
+  }
+
  private:
   const backend::BufferAllocations& buffers_;
   std::shared_ptr<const backend::CollectiveParams> collectives_;
+  int32_t device_ordinal_;
+  int64_t run_id_;
+  std::shared_ptr<const ffi::ExecutionContext> ffi_context_;
   std::vector<eval::EvalValue> other_;
   std::unique_ptr<CommunicatorHooks> hooks_;
   ffi::FfiCalls ffi_calls_;
   std::optional<eval::Evaluator> evaluator_;
+  HostRunContext* parent_ = nullptr;  // a nested context's: whose evaluator it uses
 };
 
 class HostThunk : public backend::Thunk {

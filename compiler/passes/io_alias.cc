@@ -95,6 +95,17 @@ bool ReadsOnlySameElement(const Kernel& kernel, const ir::Value* parameter) {
         if (!operands[i]->type().is_tensor() || operands[i]->type().dims() == dims) return false;
       }
     }
+  } else if (kernel.kind == KernelKind::kSingle && kernel.instructions.size() == 1 &&
+             kernel.root()->opcode() == Opcode::kDynamicUpdateSlice) {
+    // A dynamic_update_slice of the parameter: the result is the parameter with a window
+    // replaced, so written over the parameter it copies nothing and writes only the window (the
+    // update and the start indices are read before, and must not be the parameter).
+    const ir::Instruction& update = *kernel.root();
+    if (update.operands().empty() || update.operand(0) != parameter) return false;
+    for (size_t i = 1; i < update.operands().size(); ++i) {
+      if (update.operand(i) == parameter) return false;
+    }
+    return true;
   } else if (kernel.kind != KernelKind::kLoop) {
     return false;
   }

@@ -44,6 +44,7 @@ PassPipeline CreateDefaultPipeline() {
   pipeline.Add(CreateCsePass());
   pipeline.Add(CreateAlgebraicSimplifierPass());
   pipeline.Add(CreateDcePass());
+  pipeline.Add(CreateExplicitLoopCapturesPass());
   return pipeline;
 }
 

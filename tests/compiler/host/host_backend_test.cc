@@ -12,6 +12,8 @@
 // tolerance of 1e-4.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -478,6 +480,61 @@ func.func @main(%x: tensor<40xf32>, %y: tensor<24xf32>) -> (tensor<64xf32>, tens
   return %4, %w#1 : tensor<64xf32>, tensor<40xf32>
 })", Tolerance{/*ulps=*/4});
   EXPECT_GE(o.kernels, 4);
+}
+
+TEST(HostBackendTest, LoopsWithCapturesRunCompiledAndUpdateInPlace) {
+  // A scan as JAX lowers it: the trip count and a weight captured from the entry (made loop
+  // operands by the loop-captures pass), a carried output array written one row per iteration
+  // by dynamic_update_slice (in place), a pass-through value, and an elementwise state update.
+  // Nested: an inner loop in the body captures the body's value. Nothing runs through the
+  // evaluator's op table.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%xs: tensor<6x8xf32>, %w: tensor<8xf32>) -> (tensor<6x8xf32>, tensor<8xf32>, tensor<6x8xf32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %six = stablehlo.constant dense<6> : tensor<i32>
+  %h0 = stablehlo.constant dense<0.5> : tensor<8xf32>
+  %out0 = stablehlo.constant dense<0.0> : tensor<6x8xf32>
+  %r:4 = stablehlo.while(%i = %zero, %h = %h0, %out = %out0, %keep = %xs) : tensor<i32>, tensor<8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
+    cond {
+      %c = stablehlo.compare LT, %i, %six : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %z = stablehlo.constant dense<0> : tensor<i32>
+      %row = stablehlo.dynamic_slice %keep, %i, %z, sizes = [1, 8] : (tensor<6x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
+      %x = stablehlo.reshape %row : (tensor<1x8xf32>) -> tensor<8xf32>
+      %hw = stablehlo.multiply %h, %w : tensor<8xf32>
+      %pre = stablehlo.add %hw, %x : tensor<8xf32>
+      %two = stablehlo.constant dense<2> : tensor<i32>
+      %inner:2 = stablehlo.while(%k = %z, %v = %pre) : tensor<i32>, tensor<8xf32>
+        cond {
+          %ck = stablehlo.compare LT, %k, %two : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %ck : tensor<i1>
+        } do {
+          %t = stablehlo.tanh %v : tensor<8xf32>
+          %u = stablehlo.add %t, %hw : tensor<8xf32>
+          %k1 = stablehlo.add %k, %one : tensor<i32>
+          stablehlo.return %k1, %u : tensor<i32>, tensor<8xf32>
+        }
+      %upd = stablehlo.reshape %inner#1 : (tensor<8xf32>) -> tensor<1x8xf32>
+      %out1 = stablehlo.dynamic_update_slice %out, %upd, %i, %z : (tensor<6x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<6x8xf32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %inner#1, %out1, %keep : tensor<i32>, tensor<8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
+    }
+  return %r#2, %r#1, %r#3 : tensor<6x8xf32>, tensor<8xf32>, tensor<6x8xf32>
+})", Tolerance{/*ulps=*/8});
+  // The loops' bodies have their own reports; every program's kernels are all fast.
+  EXPECT_NE(o.cost_report.find(" body:"), std::string::npos) << o.cost_report;
+  EXPECT_EQ(o.cost_report.find("evaluator runs"), std::string::npos) << o.cost_report;
+  int programs = 0;
+  for (size_t at = o.cost_report.find("fast kernels: "); at != std::string::npos;
+       at = o.cost_report.find("fast kernels: ", at + 1)) {
+    int fast = -1, all = -2;
+    ASSERT_EQ(std::sscanf(o.cost_report.c_str() + at, "fast kernels: %d of %d", &fast, &all), 2);
+    EXPECT_EQ(fast, all) << o.cost_report;
+    ++programs;
+  }
+  EXPECT_EQ(programs, 5);  // the entry, two conditions, two bodies
 }
 
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
