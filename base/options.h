@@ -38,6 +38,10 @@ struct CompilerOptions {
   // The compiled host backend compiles the loop kernels the LLVM code generator covers to native
   // code (when Ember was built with LLVM); false keeps every kernel on the chunked kernels.
   bool host_llvm = true;
+  // A directory for the persistent cache of the LLVM code generator's object code, shared by
+  // processes (empty: no cache). Entries are keyed by the kernels' IR, the host CPU and the LLVM
+  // version; a damaged entry is recompiled and rewritten.
+  std::string kernel_cache_dir;
 };
 
 struct Options {

@@ -123,6 +123,7 @@ absl::StatusOr<Options> ReadOptions(const std::map<std::string, OptionValue>& cr
 absl::StatusOr<CompilerOptions> ReadCompilerOptions(
     const frontend::CompileOptions& compile_options) {
   CompilerOptions result;
+  if (const char* dir = std::getenv("EMBER_KERNEL_CACHE_DIR")) result.kernel_cache_dir = dir;
   if (const char* flags = std::getenv("EMBER_FLAGS")) {
     // The last occurrence of a flag wins.
     for (absl::string_view flag : absl::StrSplit(flags, ' ', absl::SkipEmpty())) {
@@ -140,11 +141,13 @@ absl::StatusOr<CompilerOptions> ReadCompilerOptions(
               "EMBER_FLAGS: --host_llvm=", std::string(flag), " is not one of on, off"));
         }
         result.host_llvm = flag == "on";
+      } else if (absl::ConsumePrefix(&flag, "--kernel_cache_dir=")) {
+        result.kernel_cache_dir = std::string(flag);
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "EMBER_FLAGS: unknown flag '", std::string(flag),
-            "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator and "
-            "--host_llvm=on|off)"));
+            "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator, "
+            "--host_llvm=on|off and --kernel_cache_dir=DIR)"));
       }
     }
   }

@@ -1,44 +1,44 @@
-// HostKernelCompiler with LLVM: emission into one module, the O2 pipeline for the host CPU, and
-// ORC's LLJIT. The only file that includes LLJIT (a slow header to compile).
-#include <algorithm>
+// HostKernelCompiler with LLVM: emission into one module, a lean optimization pipeline for the
+// host CPU, native code generation to an object file (or the persistent cache's copy of it), and
+// the process-wide JIT (host_jit.h) that links it into a JITDylib of its own.
 #include <chrono>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/host_jit.h"
 #include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/codegen/kernel_disk_cache.h"
 #include "compiler/codegen/loop_emitter.h"
 #include "compiler/codegen/reduce_emitter.h"
-#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/IndVarSimplify.h"
+#include "llvm/Transforms/Scalar/LICM.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Scalar/LoopRotation.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "llvm/Transforms/Vectorize/LoopVectorize.h"
 
 namespace ember::codegen {
 namespace {
 
-absl::Status ToStatus(llvm::Error error, const char* what) {
-  if (!error) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("LLVM ", what, ": ", llvm::toString(std::move(error))));
-}
-
-void InitializeLlvmOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 bool UsesF16(const passes::Kernel& kernel) {
@@ -52,6 +52,47 @@ bool UsesF16(const passes::Kernel& kernel) {
   return false;
 }
 
+bool HostHasF16c() {
+  static const bool has = llvm::sys::getHostCPUFeatures().lookup("f16c");
+  return has;
+}
+
+// The optimizations these kernels need, at a third of O2's cost: clean up the emitted code,
+// put the loops in the shape the vectorizer wants (rotated, invariants hoisted, canonical
+// induction variables), vectorize the innermost loops for the host's vector width (with
+// interleaving and a vectorized remainder, as O2 does), and clean up again. O2's other passes
+// (inlining, interprocedural and loop-unrolling passes, SLP) found nothing to do in these single-
+// function loop nests, but cost two thirds of the time. Any change here must bump kPipelineTag.
+constexpr char kPipelineTag[] = "pipeline 1: ecse,ic,scfg,loop(rotate,licm,indvars),lv,ic,scfg";
+
+void Optimize(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  llvm::LoopPassManager lpm;
+  lpm.addPass(llvm::LoopRotatePass());
+  lpm.addPass(llvm::LICMPass(llvm::LICMOptions()));
+  lpm.addPass(llvm::IndVarSimplifyPass());
+  fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
+  fpm.addPass(llvm::LoopVectorizePass());
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  mpm.run(module, mam);
+}
+
 }  // namespace
 
 struct HostKernelCompiler::Impl {
@@ -61,29 +102,25 @@ struct HostKernelCompiler::Impl {
   std::unordered_map<std::string, int> by_text;  // function text (name elided) -> function
   std::vector<std::string> function_names;
   std::vector<int> function_of_kernel;
-  std::vector<HostLoopFn> functions;
-  std::shared_ptr<llvm::orc::LLJIT> jit;
-  bool host_has_f16c = false;
+  std::vector<void*> functions;
+  std::shared_ptr<const void> code;  // the JITDylib holding `functions`
   bool compiled = false;
   double ms = 0;
 };
 
 bool HostCodegenBuilt() { return true; }
 
-HostKernelCompiler::HostKernelCompiler() : impl_(std::make_unique<Impl>()) {
-  InitializeLlvmOnce();
-  impl_->host_has_f16c = llvm::sys::getHostCPUFeatures().lookup("f16c");
-}
+HostKernelCompiler::HostKernelCompiler() : impl_(std::make_unique<Impl>()) {}
 
 HostKernelCompiler::~HostKernelCompiler() = default;
 
 absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel& kernel) {
   if (impl_->compiled) return absl::FailedPreconditionError("kernels added after Compile");
   // f16 <-> f32 conversions without F16C would be library calls the JIT does not provide.
-  if (!impl_->host_has_f16c && UsesF16(kernel)) {
+  if (!HostHasF16c() && UsesF16(kernel)) {
     return absl::UnimplementedError("f16 kernels need a CPU with F16C");
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const std::string name = absl::StrCat("ember_loop_", impl_->function_names.size());
   absl::Status emitted = kernel.kind == passes::KernelKind::kReduce
                              ? EmitReduceKernel(kernel, name, *impl_->module)
@@ -110,8 +147,7 @@ absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel& kern
     impl_->by_text.emplace(std::move(text), function);
   }
   impl_->function_of_kernel.push_back(function);
-  impl_->ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count();
+  impl_->ms += MsSince(start);
   return static_cast<int>(impl_->function_of_kernel.size()) - 1;
 }
 
@@ -120,7 +156,7 @@ absl::Status HostKernelCompiler::Compile() {
     impl_->compiled = true;
     return absl::OkStatus();
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   // LLVM aborts the process on invalid IR in codegen: verify first.
   std::string problems;
   llvm::raw_string_ostream problems_os(problems);
@@ -128,52 +164,64 @@ absl::Status HostKernelCompiler::Compile() {
     problems_os.flush();
     return absl::InternalError(absl::StrCat("code generator: invalid LLVM IR: ", problems));
   }
-  llvm::Expected<llvm::orc::JITTargetMachineBuilder> jtmb =
-      llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) return ToStatus(jtmb.takeError(), "host detection");
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = jtmb->createTargetMachine();
-  if (!tm) return ToStatus(tm.takeError(), "target machine");
-  impl_->module->setDataLayout((*tm)->createDataLayout());
-  impl_->module->setTargetTriple((*tm)->getTargetTriple().str());
-  {
-    // The O2 pipeline with the target's cost model: the loops vectorize to its vector width.
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm->get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    mpm.run(*impl_->module, mam);
+  EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
+  llvm::Module& module = *impl_->module;
+  module.setDataLayout(jit->data_layout());
+  module.setTargetTriple(jit->triple());
+
+  // The persistent cache's key: the unoptimized IR, the host and LLVM (target_id), and the
+  // pipeline below (its version tag changes whenever it does).
+  const std::string cache_dir = KernelCacheDir();
+  std::string key;
+  std::optional<std::string> object;
+  if (!cache_dir.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os, nullptr);
+    os.flush();
+    absl::StrAppend(&text, "\n; ", jit->target_id(), "; ", kPipelineTag);
+    const llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
+        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    key = absl::StrFormat("%016x%016x", hash.high64, hash.low64);
+    object = ReadCachedKernels(cache_dir, key);
   }
-  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-  if (!jit) return ToStatus(jit.takeError(), "JIT creation");
-  std::shared_ptr<llvm::orc::LLJIT> owner(std::move(*jit));
-  // libm (fmodf, ...) from the process; the plugin's own symbols are hidden and never needed.
-  llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>> process =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          owner->getDataLayout().getGlobalPrefix());
-  if (!process) return ToStatus(process.takeError(), "process symbols");
-  owner->getMainJITDylib().addGenerator(std::move(*process));
-  EMBER_RETURN_IF_ERROR(ToStatus(
-      owner->addIRModule(llvm::orc::ThreadSafeModule(std::move(impl_->module),
-                                                     std::move(impl_->context))),
-      "adding the module"));
-  for (const std::string& name : impl_->function_names) {
-    llvm::Expected<llvm::orc::ExecutorAddr> address = owner->lookup(name);
-    if (!address) return ToStatus(address.takeError(), "symbol lookup");
-    impl_->functions.push_back(address->toPtr<HostLoopFn>());
+  // Optimizes and compiles the module (once: the passes change it).
+  auto compile = [&]() -> absl::StatusOr<std::string> {
+    EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit->AcquireTargetMachine());
+    Optimize(module, *tm);
+    llvm::SmallVector<char, 0> buffer;
+    {
+      llvm::raw_svector_ostream os(buffer);
+      llvm::legacy::PassManager codegen;
+      if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+        return absl::InternalError("LLVM: the host target cannot emit object files");
+      }
+      codegen.run(module);
+    }
+    CountKernelCompile();
+    std::string result(buffer.data(), buffer.size());
+    if (!cache_dir.empty()) {
+      // A cache that cannot be written only costs the next process a compile.
+      WriteCachedKernels(cache_dir, key, result).IgnoreError();
+    }
+    return result;
+  };
+  if (object.has_value()) {
+    absl::StatusOr<std::shared_ptr<const void>> code =
+        jit->Load(*object, impl_->function_names, impl_->functions);
+    // An entry that passed its checks but does not link (written by a different build, say)
+    // is replaced by a fresh compile.
+    if (code.ok()) impl_->code = *std::move(code);
   }
-  impl_->jit = std::move(owner);
+  if (impl_->code == nullptr) {
+    EMBER_ASSIGN_OR_RETURN(std::string compiled, compile());
+    EMBER_ASSIGN_OR_RETURN(impl_->code,
+                           jit->Load(compiled, impl_->function_names, impl_->functions));
+  }
+  impl_->module.reset();
+  impl_->context.reset();
   impl_->compiled = true;
-  impl_->ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count();
+  impl_->ms += MsSince(start);
   return absl::OkStatus();
 }
 
@@ -182,7 +230,8 @@ HostLoopKernel HostKernelCompiler::Get(int id) const {
       impl_->functions.empty()) {
     return {};
   }
-  return HostLoopKernel{impl_->functions[impl_->function_of_kernel[id]], impl_->jit};
+  return HostLoopKernel{
+      reinterpret_cast<HostLoopFn>(impl_->functions[impl_->function_of_kernel[id]]), impl_->code};
 }
 
 int HostKernelCompiler::kernels() const {

@@ -98,6 +98,17 @@ TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
   ASSERT_FALSE(bad_llvm.ok());
   EXPECT_NE(bad_llvm.status().message().find("--host_llvm=no"), std::string::npos);
 
+  // The kernel cache: EMBER_KERNEL_CACHE_DIR, overridden by --kernel_cache_dir.
+  unsetenv("EMBER_FLAGS");
+  EXPECT_EQ(ReadCompilerOptions({})->kernel_cache_dir, "");
+  setenv("EMBER_KERNEL_CACHE_DIR", "/tmp/env_cache", 1);
+  EXPECT_EQ(ReadCompilerOptions({})->kernel_cache_dir, "/tmp/env_cache");
+  setenv("EMBER_FLAGS", "--kernel_cache_dir=/tmp/flag_cache", 1);
+  EXPECT_EQ(ReadCompilerOptions({})->kernel_cache_dir, "/tmp/flag_cache");
+  setenv("EMBER_FLAGS", "--kernel_cache_dir=", 1);
+  EXPECT_EQ(ReadCompilerOptions({})->kernel_cache_dir, "");  // turned off again
+  unsetenv("EMBER_KERNEL_CACHE_DIR");
+
   setenv("EMBER_FLAGS", "--host_backend=fast", 1);
   auto bad = ReadCompilerOptions({});
   ASSERT_FALSE(bad.ok());
