@@ -37,6 +37,8 @@ constexpr int64_t kMinGroupRows = 16;
 constexpr int64_t kGroupTileBytes = 128 * 1024;
 // Kernels over fewer elements run on one thread (CompiledKernelThunk's part size).
 constexpr int64_t kMinParallelElements = 65536;
+// Kernels over fewer elements (outside loops) stay on the chunked path when it runs them.
+constexpr int64_t kMinCodegenElements = 1024;
 // A launch this small (a few kernels over at most kInlineBytes per value, no loops, calls,
 // collectives or host transfers) costs less to run than to hand to the stream's thread.
 constexpr int64_t kInlineBytes = 64 * 1024;
@@ -234,10 +236,12 @@ std::string CompiledPathRefusal(const ir::Computation& entry) {
 // Builds the compiled host executable of `entry`, or says why the evaluator must run it.
 class HostCompilation {
  public:
+  // `loop_region`: the entry is a loop's condition or body, whose kernels run once per
+  // iteration (every kernel the code generator takes is worth compiling there).
   HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations,
-                  bool llvm_kernels)
+                  bool llvm_kernels, bool loop_region = false)
       : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)),
-        llvm_kernels_(llvm_kernels) {}
+        llvm_kernels_(llvm_kernels), loop_region_(loop_region) {}
 
   // Null with `refusal_` set when the compiled path cannot run the entry.
   absl::StatusOr<std::unique_ptr<Executable>> Build() {
@@ -269,7 +273,9 @@ class HostCompilation {
       by_rows[k] = fused[k]->RunsByRows();
     }
     passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
-    CompileKernels();
+    std::vector<bool> chunked(plan_.kernels.size());
+    for (size_t k = 0; k < fused.size(); ++k) chunked[k] = fused[k] != nullptr;
+    CompileKernels(chunked);
     buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
     layout_.temp_bytes = buffers_.arena_bytes;
     layout_.largest_temp = LargestTemporary(buffers_);
@@ -456,7 +462,7 @@ class HostCompilation {
   // module. Reductions to fewer rows than threads stay chunked outside row groups (the chunked
   // kernels split one row across threads; a compiled kernel runs a row on one thread). Any
   // failure leaves every kernel on the chunked path, with the reason in the cost report.
-  void CompileKernels() {
+  void CompileKernels(const std::vector<bool>& chunked) {
     llvm_ids_.assign(plan_.kernels.size(), -1);
     llvm_units_.assign(plan_.kernels.size(), 0);
     llvm_unit_elements_.assign(plan_.kernels.size(), 1);
@@ -475,6 +481,13 @@ class HostCompilation {
     const int64_t threads = ThreadPool::Default().size();
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
+      // A kernel over a few elements, run once per launch, costs more to compile than the chunked
+      // kernel's overhead: it stays chunked (not in loop bodies, which run it every iteration).
+      if (!loop_region_ && chunked[k] && !grouped[k] &&
+          KernelElements(kernel) < kMinCodegenElements) {
+        ++small_chunked_;
+        continue;
+      }
       if (kernel.kind == passes::KernelKind::kLoop) {
         llvm_units_[k] = kernel.root()->result()->type().shape().element_count();
       } else if (kernel.kind == passes::KernelKind::kReduce) {
@@ -498,6 +511,10 @@ class HostCompilation {
       return;
     }
     for (int id : llvm_ids_) llvm_kernels_used_ += id >= 0 ? 1 : 0;
+    if (small_chunked_ > 0) {
+      absl::StrAppend(&llvm_note_, "; ", small_chunked_, " kernels under ", kMinCodegenElements,
+                      " elements stay chunked");
+    }
   }
 
   // A while loop whose condition and body the compiled path takes, as a WhileThunk; null (the
@@ -545,7 +562,7 @@ class HostCompilation {
       if (std::string why = CompiledPathRefusal(region); !why.empty()) return refuse(why);
       HostCompilation nested(region, r == 1 ? absl::Span<const passes::IoAlias>(in_place)
                                             : absl::Span<const passes::IoAlias>(),
-                             llvm_kernels_);
+                             llvm_kernels_, /*loop_region=*/true);
       EMBER_ASSIGN_OR_RETURN(parts[r], nested.Build());
       if (parts[r] == nullptr) return refuse(nested.refusal());
       absl::StrAppend(&nested_reports_, name, r == 0 ? " condition" : " body", ":\n",
@@ -568,6 +585,22 @@ class HostCompilation {
     return std::make_unique<WhileThunk>(absl::StrCat("while.", name), std::move(parts[0]),
                                         std::move(parts[1]), std::move(operands),
                                         std::move(results), std::move(over_previous));
+  }
+
+  // The elements a kernel reads or writes at most (its largest value).
+  static int64_t KernelElements(const passes::Kernel& kernel) {
+    int64_t most = 0;
+    for (const ir::Instruction* inst : kernel.instructions) {
+      for (size_t r = 0; r < inst->num_results(); ++r) {
+        if (inst->result(r)->type().is_tensor()) {
+          most = std::max(most, inst->result(r)->type().shape().element_count());
+        }
+      }
+      for (const ir::Value* v : inst->operands()) {
+        if (v->type().is_tensor()) most = std::max(most, v->type().shape().element_count());
+      }
+    }
+    return most;
   }
 
   static const char* KernelName(const passes::Kernel& kernel) {
@@ -625,6 +658,8 @@ class HostCompilation {
   int num_other_ = 0;
   std::string refusal_;
   bool llvm_kernels_;
+  bool loop_region_;
+  int small_chunked_ = 0;
   codegen::HostKernelCompiler compiler_;
   std::vector<int> llvm_ids_;  // per kernel: its id in compiler_, or -1
   std::vector<int64_t> llvm_units_;          // per compiled kernel: elements, or reduction rows

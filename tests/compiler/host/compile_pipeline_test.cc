@@ -94,17 +94,18 @@ TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
 }
 
 // Loop kernels the code generator covers are compiled by LLVM (the cost report names them);
-// --host_llvm=off keeps them on the chunked kernels; both give the evaluator's bits.
+// --host_llvm=off keeps them on the chunked kernels; both give the evaluator's bits. (Kernels
+// under 1024 elements outside loops stay chunked: see SmallKernelsStayChunked.)
 TEST_F(CompilePipelineTest, LlvmLoopKernelsAndTheirOffSwitch) {
   const std::string text = R"(
-func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> tensor<300xf32> {
-  %0 = stablehlo.multiply %x, %y : tensor<300xf32>
-  %1 = stablehlo.maximum %0, %x : tensor<300xf32>
-  %2 = stablehlo.divide %1, %y : tensor<300xf32>
-  return %2 : tensor<300xf32>
+func.func @main(%x: tensor<3000xf32>, %y: tensor<3000xf32>) -> tensor<3000xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<3000xf32>
+  %1 = stablehlo.maximum %0, %x : tensor<3000xf32>
+  %2 = stablehlo.divide %1, %y : tensor<3000xf32>
+  return %2 : tensor<3000xf32>
 })";
-  std::vector<float> x(300), y(300);
-  for (int i = 0; i < 300; ++i) {
+  std::vector<float> x(3000), y(3000);
+  for (int i = 0; i < 3000; ++i) {
     x[i] = std::sin(i * 1.7f) * 3;
     y[i] = std::cos(i * 0.3f) * 2;
   }
@@ -127,18 +128,38 @@ func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> tensor<300xf32> {
       EXPECT_TRUE(absl::StrContains(report, "--host_llvm=off")) << report;
     }
     std::vector<eval::EvalValue> args;
-    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({300}, x).value()));
-    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({300}, y).value()));
+    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({3000}, x).value()));
+    args.push_back(eval::EvalValue::Array(ir::Literal::FromValues<float>({3000}, y).value()));
     auto out = host::RunOnHost(*(*program)->executable, std::move(args));
     ASSERT_TRUE(out.ok()) << out.status();
     auto values = (*out)[0].array.data<float>().value();
     results.emplace_back(values.begin(), values.end());
   }
   ASSERT_EQ(results.size(), 2u);
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     const float want = std::max(x[i] * y[i], x[i]) / y[i];
     EXPECT_EQ(std::memcmp(&results[0][i], &want, 4), 0) << i;
     EXPECT_EQ(std::memcmp(&results[1][i], &want, 4), 0) << i;
+  }
+}
+
+// A kernel over a few elements costs more to compile than to run chunked: outside loop bodies
+// it stays chunked, and the cost report says so.
+TEST_F(CompilePipelineTest, SmallKernelsStayChunked) {
+  const std::string text = R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<8xf32>
+  %1 = stablehlo.add %0, %x : tensor<8xf32>
+  return %1 : tensor<8xf32>
+})";
+  CompilerOptions options;
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{},
+                                test_util::HostTestBackend(options), options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string& report = (*program)->executable->reports().cost_report;
+  EXPECT_TRUE(absl::StrContains(report, "llvm kernels: 0 of 1")) << report;
+  if (codegen::HostCodegenBuilt()) {
+    EXPECT_TRUE(absl::StrContains(report, "1 kernels under 1024 elements stay chunked")) << report;
   }
 }
 
