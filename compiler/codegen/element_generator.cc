@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/passes/rewrite.h"
+#include "llvm/IR/Module.h"
 
 namespace ember::codegen {
 
@@ -14,6 +15,18 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
     strides[i] = strides[i + 1] * dims[i + 1];
   }
   return strides;
+}
+
+llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& name) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::FunctionType* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                                     {ptr, ptr, i64, i64}, /*isVarArg=*/false);
+  llvm::Function* fn =
+      llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  return fn;
 }
 
 ElementGenerator::ElementGenerator(const passes::Kernel& kernel, llvm::IRBuilderBase& builder,

@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <map>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -30,6 +31,10 @@ struct ElementIndex {
 };
 
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+
+// A kernel function `name` in `module`, as every host kernel has it:
+//   void name(const void* const* inputs, void* const* outputs, int64 begin, int64 end)
+llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& name);
 
 class ElementGenerator {
  public:

@@ -65,6 +65,12 @@ bool ElementalTypeSupported(ElementType type) {
   }
 }
 
+bool ElementalArraySupported(const ir::Value* v) {
+  if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
+  return plain.ok() && *plain == v->type().shape();
+}
+
 bool ElementalOpSupported(const ir::Instruction& inst) {
   if (inst.num_results() != 1 || !inst.result()->type().is_tensor() || !inst.regions().empty()) {
     return false;

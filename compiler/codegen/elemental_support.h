@@ -14,6 +14,9 @@ namespace ember::codegen {
 // rounds every op's result).
 bool ElementalTypeSupported(ir::ElementType type);
 
+// A row-major dense array of an element type the emitter takes (what kernels read and write).
+bool ElementalArraySupported(const ir::Value* value);
+
 // Elementwise instructions whose one output element the emitter computes from the operands'
 // elements at the same index (not the index-changing ops: those are the kernel emitter's).
 bool ElementalOpSupported(const ir::Instruction& instruction);

@@ -25,11 +25,7 @@ class LoopEmitter {
     llvm::LLVMContext& ctx = module_.getContext();
     llvm::Type* ptr = b_.getPtrTy();
     llvm::Type* i64 = b_.getInt64Ty();
-    llvm::FunctionType* type =
-        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, /*isVarArg=*/false);
-    llvm::Function* fn =
-        llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
-    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::Function* fn = DeclareKernelFunction(module_, name);
     llvm::Value* inputs = fn->getArg(0);
     llvm::Value* outputs = fn->getArg(1);
     llvm::Value* begin = fn->getArg(2);

@@ -11,13 +11,6 @@ namespace {
 
 using ir::Opcode;
 
-// Row-major dense tensors of a supported element type.
-bool DenseSupported(const ir::Value* v) {
-  if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
-  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
-  return plain.ok() && *plain == v->type().shape();
-}
-
 }  // namespace
 
 bool IndexOpSupported(const ir::Instruction& inst) {
@@ -169,9 +162,9 @@ bool IndexOpSupported(const ir::Instruction& inst) {
 }
 
 bool LoopFusibleByCodegen(const ir::Instruction& inst) {
-  if (inst.num_results() != 1 || !DenseSupported(inst.result())) return false;
+  if (inst.num_results() != 1 || !ElementalArraySupported(inst.result())) return false;
   for (const ir::Value* v : inst.operands()) {
-    if (!DenseSupported(v)) return false;
+    if (!ElementalArraySupported(v)) return false;
   }
   return ElementalOpSupported(inst) || IndexOpSupported(inst);
 }
@@ -181,15 +174,15 @@ std::string LoopKernelRefusal(const passes::Kernel& kernel) {
   if (kernel.instructions.empty() || kernel.outputs.empty()) return "an empty kernel";
   const ir::Value* root = kernel.root()->result();
   for (const ir::Value* v : kernel.inputs) {
-    if (!DenseSupported(v)) return absl::StrCat("an input is ", v->type().ToString());
+    if (!ElementalArraySupported(v)) return absl::StrCat("an input is ", v->type().ToString());
   }
   for (const ir::Value* v : kernel.outputs) {
-    if (!DenseSupported(v) || v->type().dims() != root->type().dims()) {
+    if (!ElementalArraySupported(v) || v->type().dims() != root->type().dims()) {
       return absl::StrCat("an output is ", v->type().ToString());
     }
   }
   for (const ir::Instruction* inst : kernel.instructions) {
-    if (inst->num_results() != 1 || !DenseSupported(inst->result())) {
+    if (inst->num_results() != 1 || !ElementalArraySupported(inst->result())) {
       return absl::StrCat(inst->Describe(), " has a result type the emitter lacks");
     }
     if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {

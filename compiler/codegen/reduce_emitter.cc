@@ -30,11 +30,7 @@ class ReduceEmitter {
   absl::Status Emit(const std::string& name) {
     llvm::LLVMContext& ctx = module_.getContext();
     llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
-    llvm::FunctionType* type =
-        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, /*isVarArg=*/false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    fn_ = DeclareKernelFunction(module_, name);
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
     b_.SetInsertPoint(entry);
     generator_.LoadInputs(fn_->getArg(0));

@@ -77,12 +77,6 @@ bool KeepsLinearIndex(const ir::Instruction& inst) {
   return dims != nullptr;
 }
 
-bool Dense(const ir::Value* v) {
-  if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
-  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
-  return plain.ok() && *plain == v->type().shape();
-}
-
 }  // namespace
 
 bool ReduceFusibleByCodegen(const ir::Instruction& inst) {
@@ -93,7 +87,7 @@ bool ReduceFusibleByCodegen(const ir::Instruction& inst) {
   const ElementType t = inst.result()->type().element_type();
   const ir::Value* in = inst.operand(0);
   const ir::Value* init = inst.operand(1);
-  if (!Dense(in) || !Dense(init) || !Dense(inst.result()) || in->type().element_type() != t ||
+  if (!ElementalArraySupported(in) || !ElementalArraySupported(init) || !ElementalArraySupported(inst.result()) || in->type().element_type() != t ||
       init->type().element_type() != t || !init->type().dims().empty()) {
     return false;
   }
@@ -104,7 +98,7 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
   if (kernel.kind != passes::KernelKind::kReduce) return Refuse("not a reduction kernel");
   if (kernel.instructions.empty() || kernel.outputs.empty()) return Refuse("an empty kernel");
   for (const ir::Value* v : kernel.inputs) {
-    if (!Dense(v)) return Refuse(absl::StrCat("an input is ", v->type().ToString()));
+    if (!ElementalArraySupported(v)) return Refuse(absl::StrCat("an input is ", v->type().ToString()));
   }
   std::unordered_set<const ir::Value*> inputs(kernel.inputs.begin(), kernel.inputs.end());
   ReduceKernelLayout layout;
@@ -161,7 +155,7 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
   // (they see the accumulators at the output index itself).
   std::unordered_set<const ir::Value*> over_output;
   for (const ir::Instruction* inst : kernel.instructions) {
-    if (inst->num_results() != 1 || !Dense(inst->result())) {
+    if (inst->num_results() != 1 || !ElementalArraySupported(inst->result())) {
       return Refuse(absl::StrCat(inst->Describe(), " has a result type the emitter lacks"));
     }
     if (inst->opcode() == Opcode::kReduce) {
@@ -190,7 +184,7 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
     const bool out = over_output.contains(v);
     const bool fits = out ? v->type().shape().element_count() == layout.rows
                           : v->type().dims() == *layout.input_dims;
-    if (!Dense(v) || !fits || inputs.contains(v)) {
+    if (!ElementalArraySupported(v) || !fits || inputs.contains(v)) {
       return Refuse(absl::StrCat("an output is ", v->type().ToString()));
     }
     layout.over_output.push_back(out);
