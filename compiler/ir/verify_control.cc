@@ -148,29 +148,15 @@ absl::Status SelectAndScatterWindows(const OpChecker& c) {
   return absl::OkStatus();
 }
 
-// rng_bit_generator C1-C2: the state is a 1-D ui64 tensor of the size the algorithm takes
-// (DEFAULT is Philox here), returned with the same type; the output is integers or floats of a
-// width the generators fill (8, 16, 32 or 64 bits).
-absl::Status RngBitGenerator(const OpChecker& c, const std::string& algorithm) {
+// rng_bit_generator C1 (the state comes back with its type) and an integer or float output.
+// The state's type and size (C2: a 1-D ui64 of 2 or 3 words) are left to
+// compiler/driver/implementation_limits.cc: upstream's verifier and test files allow any state.
+absl::Status RngBitGenerator(const OpChecker& c) {
   RETURN_IF_ERROR(c.AllTensors());
-  const ValueType& state = c.operand(0);
-  if (state.element_type() != ElementType::kU64 || state.dims().size() != 1) {
-    return c.Error("initial_state must be a 1-D ui64 tensor, got ", state.ToString());
-  }
-  const int64_t n = state.dims()[0];
-  if (algorithm == "THREE_FRY" && n != 2) {
-    return c.Error("THREE_FRY takes a state of 2 ui64, got ", n);
-  }
-  if (algorithm != "THREE_FRY" && n != 2 && n != 3) {
-    return c.Error(algorithm == "PHILOX" ? "PHILOX" : "DEFAULT (PHILOX)",
-                   " takes a state of 2 or 3 ui64, got ", n);
-  }
-  RETURN_IF_ERROR(c.ResultIs(0, state));
+  RETURN_IF_ERROR(c.ResultIs(0, c.operand(0)));
   const ElementType out = c.result(1).element_type();
-  const int bits = BitWidth(out);
-  if (!(IsInteger(out) || IsFloat(out)) || (bits != 8 && bits != 16 && bits != 32 && bits != 64)) {
-    return c.Error("output must be an integer or float tensor of 8, 16, 32 or 64-bit elements, ",
-                   "got ", c.result(1).ToString());
+  if (!IsInteger(out) && !IsFloat(out)) {
+    return c.Error("output must be an integer or float tensor, got ", c.result(1).ToString());
   }
   return absl::OkStatus();
 }
@@ -565,7 +551,7 @@ absl::Status VerifyControl(const OpChecker& c) {
       if (*alg != "DEFAULT" && *alg != "THREE_FRY" && *alg != "PHILOX") {
         return c.Error("rng_algorithm ", *alg, " is not one of DEFAULT, THREE_FRY, PHILOX");
       }
-      return RngBitGenerator(c, *alg);
+      return RngBitGenerator(c);
     }
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormTraining:

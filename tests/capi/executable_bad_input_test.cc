@@ -34,7 +34,8 @@ class CapiExecutableBadInputTest : public CapiTest {
     CapiTest::TearDown();
   }
 
-  ErrorInfo Compile(size_t program_struct_size) {
+  // Compiles kProgram on `client` (null: this test's client) into loaded_.
+  ErrorInfo Compile(size_t program_struct_size, PJRT_Client* client = nullptr) {
     PJRT_Program program;
     std::memset(static_cast<void*>(&program), 0, sizeof(program));
     program.struct_size = program_struct_size;
@@ -43,7 +44,7 @@ class CapiExecutableBadInputTest : public CapiTest {
     program.format = "mlir";
     program.format_size = 4;
     auto args = EMBER_ARGS(PJRT_Client_Compile_Args);
-    args.client = client_.get();
+    args.client = client != nullptr ? client : client_.get();
     args.program = &program;
     ErrorInfo error = TakeError(api_->PJRT_Client_Compile(&args));
     if (error.ok()) loaded_ = args.executable;
@@ -68,6 +69,18 @@ class CapiExecutableBadInputTest : public CapiTest {
     ErrorInfo error = TakeError(api_->PJRT_LoadedExecutable_Execute(&args));
     if (error.ok()) out->reset(outputs[0]);
     return error;
+  }
+
+  // A second client and a buffer of `data` on its first device.
+  BufferPtr UploadToAnotherClient(ClientPtr* other, const std::vector<float>& data) {
+    ErrorInfo created;
+    *other = CreateClient({}, &created);
+    EXPECT_TRUE(created.ok()) << created;
+    if (!created.ok()) return nullptr;
+    auto devices = EMBER_ARGS(PJRT_Client_AddressableDevices_Args);
+    devices.client = other->get();
+    EXPECT_TRUE(IsOk(api_->PJRT_Client_AddressableDevices(&devices)));
+    return UploadF32(other->get(), devices.addressable_devices[0], data, {4});
   }
 
   PJRT_LoadedExecutable* loaded_ = nullptr;
@@ -100,14 +113,9 @@ TEST_F(CapiExecutableBadInputTest, NestedStructSizesAreChecked) {
 
 TEST_F(CapiExecutableBadInputTest, ABufferOfAnotherClientIsNamedAsSuch) {
   ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE).ok());
-  ErrorInfo created;
-  ClientPtr other = CreateClient({}, &created);
-  ASSERT_TRUE(created.ok()) << created;
-  auto devices = EMBER_ARGS(PJRT_Client_AddressableDevices_Args);
-  devices.client = other.get();
-  ASSERT_TRUE(IsOk(api_->PJRT_Client_AddressableDevices(&devices)));
+  ClientPtr other;
   const std::vector<float> data = {1, 2, 3, 4};
-  BufferPtr foreign = UploadF32(other.get(), devices.addressable_devices[0], data, {4});
+  BufferPtr foreign = UploadToAnotherClient(&other, data);
   ASSERT_NE(foreign, nullptr);
   BufferPtr out;
   ErrorInfo error = Execute(foreign.get(), PJRT_ExecuteOptions_STRUCT_SIZE, &out);
@@ -122,17 +130,13 @@ TEST_F(CapiExecutableBadInputTest, ABufferOfAnotherClientIsNamedAsSuch) {
 // against a dangling pointer that a new client could reuse).
 TEST_F(CapiExecutableBadInputTest, ABufferOfADestroyedClientIsNamedAsSuch) {
   ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE).ok());
-  ErrorInfo created;
-  ClientPtr other = CreateClient({}, &created);
-  ASSERT_TRUE(created.ok()) << created;
-  auto devices = EMBER_ARGS(PJRT_Client_AddressableDevices_Args);
-  devices.client = other.get();
-  ASSERT_TRUE(IsOk(api_->PJRT_Client_AddressableDevices(&devices)));
+  ClientPtr other;
   const std::vector<float> data = {1, 2, 3, 4};
-  BufferPtr orphan = UploadF32(other.get(), devices.addressable_devices[0], data, {4});
+  BufferPtr orphan = UploadToAnotherClient(&other, data);
   ASSERT_NE(orphan, nullptr);
   other.reset();  // PJRT_Client_Destroy
   // A new client may take the old one's address; the orphan still must not pass for its buffer.
+  ErrorInfo created;
   ClientPtr newer = CreateClient({}, &created);
   ASSERT_TRUE(created.ok()) << created;
 
@@ -174,18 +178,7 @@ TEST_F(CapiExecutableBadInputTest, AnExecutableOfADestroyedClientIsNamedAsSuch) 
   ErrorInfo created;
   ClientPtr other = CreateClient({}, &created);
   ASSERT_TRUE(created.ok()) << created;
-  PJRT_Program program;
-  std::memset(static_cast<void*>(&program), 0, sizeof(program));
-  program.struct_size = PJRT_Program_STRUCT_SIZE;
-  program.code = const_cast<char*>(kProgram);
-  program.code_size = sizeof(kProgram) - 1;
-  program.format = "mlir";
-  program.format_size = 4;
-  auto compile = EMBER_ARGS(PJRT_Client_Compile_Args);
-  compile.client = other.get();
-  compile.program = &program;
-  ASSERT_TRUE(IsOk(api_->PJRT_Client_Compile(&compile)));
-  loaded_ = compile.executable;  // destroyed by TearDown
+  ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE, other.get()).ok());  // TearDown destroys it
   other.reset();
 
   const std::vector<float> data = {1, 2, 3, 4};

@@ -3,7 +3,9 @@
 // constraint (dimension numbers out of range or repeated, window and padding attributes,
 // slice bounds, gather/scatter dimension numbers, rng state shapes, bit widths, ...) must be
 // refused at compile time with an error that names the op and its location, never accepted
-// (to fail or crash when it runs). Valid neighbours of the malformed programs must compile.
+// (to fail or crash when it runs). Most are ir::Verify's; the rng_bit_generator state checks
+// are the driver's implementation limits (upstream's verifier allows any state). Valid
+// neighbours of the malformed programs must compile.
 #include <gtest/gtest.h>
 
 #include <string>
