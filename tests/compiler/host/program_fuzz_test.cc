@@ -6,7 +6,8 @@
 // evaluator and run on random inputs. Values computed only with exact ops must agree bit for bit
 // (NaNs of any payload agree); values that went through a rounding op (transcendentals, f32
 // products and convolutions, whose kernels round differently by design) must agree within a
-// relative tolerance plus one scaled to the result's magnitude, with NaNs in the same places.
+// relative tolerance plus one scaled to the magnitude of the terms they were summed from (bounds
+// tracked op by op), with NaNs in the same places.
 // Rounded values never feed a discontinuous op (compare, select, f32 -> s32 convert, the keys of
 // a multi-operand sort), which would turn an ulp into any difference. A crash fails the test
 // binary (ASan/UBSan builds catch memory and undefined-behaviour errors). The run is bounded:
@@ -42,7 +43,32 @@ struct Val {
   bool is_float = true;  // f32, else s32
   std::vector<int64_t> dims;
   bool rounded = false;  // computed through an op whose kernels may round differently
+  // A rounded value's error allowance: `bound` bounds its finite magnitude; `err` the
+  // magnitude of the terms whose rounding errors it carries (a product's terms can cancel to a
+  // result far smaller than them). Compared within 1e-4 relative plus 1e-5 * err.
+  double bound = std::numeric_limits<float>::max();
+  double err = 0;
 };
+
+// A value computed from `x` by an op that moves, selects or compares values (the error and
+// bound carry over).
+Val Derived(const Val& x, std::string name, std::vector<int64_t> dims) {
+  Val r = x;
+  r.name = std::move(name);
+  r.dims = std::move(dims);
+  return r;
+}
+// Of x and y by such an op (maximum, minimum, concatenate, scatter's maximum).
+Val Merged(const Val& x, const Val& y, std::string name, std::vector<int64_t> dims) {
+  Val r = Derived(x, std::move(name), std::move(dims));
+  r.rounded = x.rounded || y.rounded;
+  r.bound = std::max(x.bound, y.bound);
+  r.err = std::max(x.err, y.err);
+  return r;
+}
+// What a rounded operand contributes to the error of a sum or product it enters: its own terms'
+// errors, and its relative error (at most 1e-4 of it) on its magnitude.
+double Carried(const Val& v) { return v.rounded ? v.err + v.bound : 0; }
 
 std::string TypeOf(const std::vector<int64_t>& dims, const char* element) {
   std::string t = "tensor<";
@@ -75,6 +101,7 @@ class ProgramGenerator {
       names.push_back(v->name);
       types.push_back(TypeOf(*v));
       result_rounded_.push_back(v->rounded);
+      result_err_.push_back(v->err);
     }
     return absl::StrCat("func.func @main(", absl::StrJoin(params, ", "), ") -> (",
                         absl::StrJoin(types, ", "), ") {\n", body_, "  return ",
@@ -83,6 +110,7 @@ class ProgramGenerator {
 
   // After Generate: for each result, whether it went through a rounding op.
   const std::vector<bool>& result_rounded() const { return result_rounded_; }
+  const std::vector<double>& result_err() const { return result_err_; }
 
  private:
   int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
@@ -128,7 +156,8 @@ class ProgramGenerator {
   }
   // `x` clamped to [-1000, 1000] (NaN stays NaN): products and sums of such values cannot
   // overflow in any order, so the f32 matrix products and convolutions differ by rounding only.
-  std::string Tame(const Val& x) {
+  std::string Tame(const Val& x, double* bound) {
+    *bound = std::min(x.bound, 1000.0);
     const std::string lo = Fresh(), hi = Fresh(), y = Fresh();
     absl::StrAppend(&body_, "  ", lo, " = stablehlo.constant dense<-1000.0> : tensor<f32>\n  ", hi,
                     " = stablehlo.constant dense<1000.0> : tensor<f32>\n  ", y,
@@ -160,7 +189,7 @@ class ProgramGenerator {
   Val GatherRows(const Val& x, const std::string& indices, int n, std::vector<int64_t> sizes) {
     const int rank = static_cast<int>(x.dims.size());
     std::vector<int64_t> offset;
-    Val r{Fresh(), x.is_float, {n}, x.rounded};
+    Val r = Derived(x, Fresh(), {n});
     for (int d = 1; d < rank; ++d) {
       offset.push_back(d);
       r.dims.push_back(sizes[static_cast<size_t>(d)]);
@@ -188,13 +217,21 @@ class ProgramGenerator {
       case 1: {  // elementwise binary
         static const char* kOps[] = {"add", "subtract", "multiply", "maximum", "minimum"};
         const Val y = Partner(x);
-        Emit(absl::StrCat("stablehlo.", kOps[Pick(0, 4)], " ", x.name, ", ", y.name, " : ", t),
-             Val{Fresh(), x.is_float, x.dims, x.rounded || y.rounded});
+        const int op = Pick(0, 4);
+        Val r = Merged(x, y, Fresh(), x.dims);
+        if (op < 2) {  // add, subtract
+          r.bound = x.bound + y.bound;
+          r.err = Carried(x) + Carried(y);
+        } else if (op == 2) {  // multiply
+          r.bound = x.bound * y.bound;
+          r.err = Carried(x) * y.bound + Carried(y) * x.bound;
+        }
+        Emit(absl::StrCat("stablehlo.", kOps[op], " ", x.name, ", ", y.name, " : ", t), r);
         return;
       }
       case 2: {  // unary
         Emit(absl::StrCat("stablehlo.", Coin() ? "negate" : "abs", " ", x.name, " : ", t),
-             Val{Fresh(), x.is_float, x.dims, x.rounded});
+             Derived(x, Fresh(), x.dims));
         return;
       }
       case 3: {  // compare + select (of exact values: a rounded one could flip the choice)
@@ -220,7 +257,7 @@ class ProgramGenerator {
         std::vector<int64_t> perm(static_cast<size_t>(rank));
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), rng_);
-        Val r{Fresh(), x.is_float, {}, x.rounded};
+        Val r = Derived(x, Fresh(), {});
         for (int64_t p : perm) r.dims.push_back(x.dims[static_cast<size_t>(p)]);
         Emit(absl::StrCat("stablehlo.transpose ", x.name, ", dims = [", Ints(perm), "] : (", t,
                           ") -> ", TypeOf(r)),
@@ -228,7 +265,7 @@ class ProgramGenerator {
         return;
       }
       case 6: {  // reshape: reversed dims, or flattened
-        Val r{Fresh(), x.is_float, x.dims, x.rounded};
+        Val r = Derived(x, Fresh(), x.dims);
         if (Coin()) {
           std::reverse(r.dims.begin(), r.dims.end());
         } else {
@@ -242,7 +279,7 @@ class ProgramGenerator {
       case 7: {  // slice
         if (rank == 0) return;
         std::vector<std::string> parts;
-        Val r{Fresh(), x.is_float, {}, x.rounded};
+        Val r = Derived(x, Fresh(), {});
         for (int64_t d : x.dims) {
           const int64_t start = Pick(0, static_cast<int>(d) - 1);
           const int64_t limit = Pick(static_cast<int>(start) + 1, static_cast<int>(d));
@@ -257,7 +294,7 @@ class ProgramGenerator {
       }
       case 8: {  // broadcast_in_dim: a new leading dim
         if (rank >= 4) return;
-        Val r{Fresh(), x.is_float, x.dims, x.rounded};
+        Val r = Derived(x, Fresh(), x.dims);
         r.dims.insert(r.dims.begin(), Pick(2, 3));
         std::vector<int64_t> map(static_cast<size_t>(rank));
         std::iota(map.begin(), map.end(), 1);
@@ -270,7 +307,7 @@ class ProgramGenerator {
         if (rank == 0) return;
         const int64_t dim = Pick(0, rank - 1);
         const Val y = Partner(x);
-        Val r{Fresh(), x.is_float, x.dims, x.rounded || y.rounded};
+        Val r = Merged(x, y, Fresh(), x.dims);
         r.dims[static_cast<size_t>(dim)] *= 2;
         Emit(absl::StrCat("stablehlo.concatenate ", x.name, ", ", y.name, ", dim = ", dim, " : (", t,
                           ", ", t, ") -> ", TypeOf(r)),
@@ -285,13 +322,13 @@ class ProgramGenerator {
         }
         if (dims.empty()) dims.push_back(rank - 1);
         Emit(absl::StrCat("stablehlo.reverse ", x.name, ", dims = [", Ints(dims), "] : ", t),
-             Val{Fresh(), x.is_float, x.dims, x.rounded});
+             Derived(x, Fresh(), x.dims));
         return;
       }
       case 13: {  // pad with edge and interior padding
         if (rank == 0) return;
         std::vector<int64_t> low, high, interior;
-        Val r{Fresh(), x.is_float, {}, x.rounded};
+        Val r = Derived(x, Fresh(), {});
         for (int64_t d : x.dims) {
           low.push_back(Pick(0, 2));
           high.push_back(Pick(0, 2));
@@ -313,8 +350,10 @@ class ProgramGenerator {
         const std::string iota = Fresh();
         absl::StrAppend(&body_, "  ", iota, " = stablehlo.iota dim = ", Pick(0, rank - 1), " : ",
                         t, "\n");
-        Emit(absl::StrCat("stablehlo.add ", x.name, ", ", iota, " : ", t),
-             Val{Fresh(), x.is_float, x.dims, x.rounded});
+        Val r = Derived(x, Fresh(), x.dims);
+        r.bound += 33;  // the iota's largest value
+        r.err = Carried(x);
+        Emit(absl::StrCat("stablehlo.add ", x.name, ", ", iota, " : ", t), r);
         return;
       }
       case 15: {  // x . x^T over s32 (exact; f32 products round differently by design)
@@ -330,14 +369,18 @@ class ProgramGenerator {
                                      "sqrt",        "rsqrt", "sine",   "cosine",
                                      "exponential_minus_one", "log_plus_one"};
         if (!x.is_float || x.rounded) return;
-        Emit(absl::StrCat("\"stablehlo.", kOps[Pick(0, 9)], "\"(", x.name, ") : (", t, ") -> ", t),
-             Val{Fresh(), true, x.dims, true});
+        // Magnitude bounds of each op's finite results over f32 (their error is relative).
+        static const double kBounds[] = {3.5e38, 104, 1, 1, 1.9e19, 3.5e38, 1, 1, 3.5e38, 104};
+        const int op = Pick(0, 9);
+        Val r{Fresh(), true, x.dims, true, kBounds[op], 0};
+        Emit(absl::StrCat("\"stablehlo.", kOps[op], "\"(", x.name, ") : (", t, ") -> ", t), r);
         return;
       }
       case 17: {  // f32 matrix products: x . y^T or x^T . y (rank 2), batched (rank 3)
         if (!x.is_float || rank < 2) return;
         const Val y = Partner(x);
-        const std::string a = Tame(x), b = Tame(y);
+        double xb = 0, yb = 0;
+        const std::string a = Tame(x, &xb), b = Tame(y, &yb);
         std::vector<int64_t> batch;
         int64_t contract = 1;
         Val r{Fresh(), true, {}, true};
@@ -353,6 +396,9 @@ class ProgramGenerator {
         } else {
           return;
         }
+        const double k = static_cast<double>(x.dims[static_cast<size_t>(contract)]);
+        r.bound = k * xb * yb;
+        r.err = k * (xb * yb + Carried(x) * yb + Carried(y) * xb);
         Emit(absl::StrCat("\"stablehlo.dot_general\"(", a, ", ", b,
                           ") {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [",
                           Ints(batch), "], rhs_batching_dimensions = [", Ints(batch),
@@ -386,13 +432,19 @@ class ProgramGenerator {
           r.dims.push_back((padded - window) / s + 1);
         }
         r.dims.push_back(out_features);
+        double xb = 0;
+        const std::string tamed = Tame(x, &xb);
+        double window = static_cast<double>(c / groups);
+        for (int i = 0; i < spatial; ++i) window *= static_cast<double>(kernel_dims[static_cast<size_t>(i)]);
+        r.bound = window * xb * 3;  // kernel values are at most 3 in magnitude
+        r.err = window * (xb + Carried(x)) * 3;
         kernel_dims.push_back(c / groups);
         kernel_dims.push_back(out_features);
         const std::string kernel = Fresh();
         absl::StrAppend(&body_, "  ", kernel, " = stablehlo.constant dense<",
                         DenseLiteral(kernel_dims), "> : ", TypeOf(kernel_dims, "f32"), "\n");
         const std::string sp = absl::StrJoin(labels, ", ");
-        Emit(absl::StrCat("stablehlo.convolution(", Tame(x), ", ", kernel, ") dim_numbers = [b, ",
+        Emit(absl::StrCat("stablehlo.convolution(", tamed, ", ", kernel, ") dim_numbers = [b, ",
                           sp, ", f]x[", sp, ", i, o]->[b, ", sp, ", f], window = {stride = [",
                           Ints(stride), "], pad = [", absl::StrJoin(pads, ", "),
                           "], lhs_dilate = [", Ints(lhs_dilate), "], rhs_dilate = [",
@@ -427,7 +479,7 @@ class ProgramGenerator {
                           Ints(window), "], inserted_window_dims = [0], "
                           "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (", t,
                           ", tensor<", n, "x1xi32>, ", TypeOf(updates), ") -> ", t),
-             Val{Fresh(), x.is_float, x.dims, x.rounded || updates.rounded});
+             Merged(x, updates, Fresh(), x.dims));
         return;
       }
       case 21: {  // stable sort along a dim, by exact keys with a second operand, or alone
@@ -461,7 +513,7 @@ class ProgramGenerator {
           absl::StrAppend(&params, ", %rc: ", s2, ", %rd: ", s2);
         }
         const std::string name = Fresh();
-        const Val sorted{other != nullptr ? name + "#0" : name, x.is_float, x.dims, x.rounded};
+        const Val sorted = Derived(x, other != nullptr ? name + "#0" : name, x.dims);
         absl::StrAppend(
             &body_, "  ", name, other != nullptr ? ":2" : "", " = \"stablehlo.sort\"(", key,
             other != nullptr ? ", " + other->name : std::string(), ") ({\n  ^bb0(", params,
@@ -473,7 +525,7 @@ class ProgramGenerator {
             other != nullptr ? ", " + TypeOf(*other) : std::string(), ") -> ",
             other != nullptr ? absl::StrCat("(", t, ", ", TypeOf(*other), ")") : t, "\n");
         if (other != nullptr) {
-          const Val moved{name + "#1", other->is_float, other->dims, other->rounded};
+          const Val moved = Derived(*other, name + "#1", other->dims);
           values_.push_back(sorted);
           values_.push_back(moved);
         } else {
@@ -484,7 +536,7 @@ class ProgramGenerator {
       default: {  // reduce: s32 add (exact in any order) or f32 maximum
         if (rank == 0) return;
         std::vector<int64_t> dims;
-        Val r{Fresh(), x.is_float, {}, x.rounded};
+        Val r = Derived(x, Fresh(), {});
         for (int d = 0; d < rank; ++d) {
           if (Coin() || (d == rank - 1 && dims.empty())) {
             dims.push_back(d);
@@ -508,6 +560,7 @@ class ProgramGenerator {
   std::mt19937 rng_;
   std::vector<Val> values_;
   std::vector<bool> result_rounded_;
+  std::vector<double> result_err_;
   std::string body_;
   int next_ = 0;
 };
@@ -541,26 +594,22 @@ std::vector<eval::EvalValue> Inputs(const ir::Computation& entry, uint32_t seed)
 }
 
 // Exact results: the same bits (NaNs of any payload agree). Rounded ones: NaNs in the same
-// places, infinities equal, finite values within 1e-4 relative plus 1e-5 of the largest finite
-// magnitude in the expected result (a sum that cancels keeps the absolute error of its terms).
-bool SameResult(const ir::Literal& want, const ir::Literal& got, bool rounded) {
+// places, infinities equal, finite values within 1e-4 relative plus 1e-5 * `err` (the magnitude
+// of the terms whose rounding the value carries, see Val), or both below FLT_MIN (kernels may
+// flush subnormals).
+bool SameResult(const ir::Literal& want, const ir::Literal& got, bool rounded, double err) {
   if (!(want.shape() == got.shape())) return false;
   if (want == got) return true;
   if (want.element_type() != ir::ElementType::kF32) return false;
   auto x = want.data<float>().value();
   auto y = got.data<float>().value();
-  double scale = 0;
-  for (float v : x) {
-    if (std::isfinite(v)) scale = std::max(scale, std::fabs(static_cast<double>(v)));
-  }
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::memcmp(&x[i], &y[i], 4) == 0 || (std::isnan(x[i]) && std::isnan(y[i]))) continue;
     if (!rounded || std::isnan(x[i]) || std::isnan(y[i]) || std::isinf(x[i]) || std::isinf(y[i])) {
       return false;
     }
     const double a = x[i], b = y[i];
-    // Below FLT_MIN (subnormals) kernels may flush to zero.
-    const double tolerance = 1e-4 * std::max(std::fabs(a), std::fabs(b)) + 1e-5 * scale +
+    const double tolerance = 1e-4 * std::max(std::fabs(a), std::fabs(b)) + 1e-5 * err +
                              std::numeric_limits<float>::min();
     if (std::fabs(a - b) > tolerance) return false;
   }
@@ -569,7 +618,7 @@ bool SameResult(const ir::Literal& want, const ir::Literal& got, bool rounded) {
 
 // Runs one program both ways; an empty string when they agree, else what differs.
 std::string Differential(const std::string& text, const std::vector<bool>& rounded,
-                         uint32_t seed) {
+                         const std::vector<double>& err, uint32_t seed) {
   std::unique_ptr<ir::Module> reference = Parse(text);
   std::unique_ptr<ir::Module> optimized = Parse(text);
   if (reference == nullptr || optimized == nullptr) return "the generated program did not parse";
@@ -591,7 +640,7 @@ std::string Differential(const std::string& text, const std::vector<bool>& round
   }
   if (want->size() != got->size()) return "different numbers of results";
   for (size_t i = 0; i < want->size(); ++i) {
-    if (!SameResult((*want)[i].array, (*got)[i].array, i < rounded.size() && rounded[i])) {
+    if (!SameResult((*want)[i].array, (*got)[i].array, rounded[i], err[i])) {
       return absl::StrCat("result ", i, rounded[i] ? " (rounded)" : " (exact)",
                           " differs\nevaluator: ", (*want)[i].array.ToString(),
                           "\nhost:      ", (*got)[i].array.ToString());
@@ -621,7 +670,8 @@ TEST(ProgramFuzz, RandomProgramsAgreeOnTheHostBackendAndTheEvaluator) {
       const std::string op = text.substr(at + 10, end - at - 10);
       if (text[at - 1] != '#' && op != "return" && op != "constant") ++op_counts[op];
     }
-    const std::string difference = Differential(text, generator.result_rounded(), seed);
+    const std::string difference =
+        Differential(text, generator.result_rounded(), generator.result_err(), seed);
     if (!difference.empty()) {
       ++findings;
       ADD_FAILURE() << "seed " << seed << ": " << difference << "\nprogram:\n" << text;
