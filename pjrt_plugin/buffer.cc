@@ -16,11 +16,23 @@ namespace ember::pjrt {
 PJRT_Buffer* NewBufferHandle(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer) {
   auto* handle = new PJRT_Buffer();
   handle->client = client;
+  if (client != nullptr) handle->client_alive = client->alive;
   handle->buffer = std::move(buffer);
   return handle;
 }
 
 namespace {
+
+// The device and memory handles of a buffer belong to its client; once that is destroyed there
+// are none to return or copy next to.
+absl::Status RequireLiveClient(const PJRT_Buffer& buffer, const char* what) {
+  if (buffer.client_destroyed()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, ": the buffer belongs to a client that was destroyed (its data can still be read "
+        "with PJRT_Buffer_ToHostBuffer)"));
+  }
+  return absl::OkStatus();
+}
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_Destroy) {
   std::unique_ptr<PJRT_Buffer> owned(args->buffer);
@@ -82,12 +94,14 @@ EMBER_PJRT_ENTRY(PJRT_Buffer_OnDeviceSizeInBytes) {
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_Device) {
   EMBER_PJRT_REQUIRE(args->buffer);
+  EMBER_RETURN_IF_ERROR(RequireLiveClient(*args->buffer, "PJRT_Buffer_Device"));
   args->device = args->buffer->client->device_map.at(args->buffer->buffer->device());
   return absl::OkStatus();
 }
 
 EMBER_PJRT_ENTRY(PJRT_Buffer_Memory) {
   EMBER_PJRT_REQUIRE(args->buffer);
+  EMBER_RETURN_IF_ERROR(RequireLiveClient(*args->buffer, "PJRT_Buffer_Memory"));
   args->memory = args->buffer->client->memory_map.at(args->buffer->buffer->memory());
   return absl::OkStatus();
 }
@@ -170,6 +184,7 @@ EMBER_PJRT_ENTRY(PJRT_Buffer_ToHostBuffer) {
 EMBER_PJRT_ENTRY(PJRT_Buffer_CopyToDevice) {
   EMBER_PJRT_REQUIRE(args->buffer);
   EMBER_PJRT_REQUIRE(args->dst_device);
+  EMBER_RETURN_IF_ERROR(RequireLiveClient(*args->buffer, "PJRT_Buffer_CopyToDevice"));
   if (args->dst_device->client != args->buffer->client) {
     return absl::InvalidArgumentError("`dst_device` belongs to another client");
   }
@@ -181,6 +196,7 @@ EMBER_PJRT_ENTRY(PJRT_Buffer_CopyToDevice) {
 EMBER_PJRT_ENTRY(PJRT_Buffer_CopyToMemory) {
   EMBER_PJRT_REQUIRE(args->buffer);
   EMBER_PJRT_REQUIRE(args->dst_memory);
+  EMBER_RETURN_IF_ERROR(RequireLiveClient(*args->buffer, "PJRT_Buffer_CopyToMemory"));
   EmberMemory* memory = AsEmber(args->dst_memory);
   if (memory->client != args->buffer->client) {
     return absl::InvalidArgumentError("`dst_memory` belongs to another client");

@@ -37,7 +37,9 @@ struct PJRT_Executable {
 
 // Owned by the framework (PJRT_LoadedExecutable_Destroy).
 struct PJRT_LoadedExecutable {
+  // Valid while client_alive has not expired (see PJRT_Buffer::client_alive).
   PJRT_Client* client = nullptr;
+  std::weak_ptr<const bool> client_alive;
   std::shared_ptr<ember::runtime::Executable> executable;
   std::vector<PJRT_Device*> devices;
   std::vector<PJRT_LogicalDeviceIds> logical_ids;
@@ -108,6 +110,7 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
                          runtime::Executable::Create(client->client, std::move(compiled)));
   auto handle = std::make_unique<PJRT_LoadedExecutable>();
   handle->client = client;
+  handle->client_alive = client->alive;
   handle->executable = std::move(executable);
   const int64_t partitions = handle->executable->num_partitions();
   int64_t index = 0;
@@ -387,6 +390,10 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_GetExecutable) {
 
 EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_AddressableDevices) {
   EMBER_PJRT_REQUIRE(args->executable);
+  if (args->executable->client_alive.expired()) {
+    return absl::FailedPreconditionError(
+        "the executable was loaded by a client that was destroyed: its devices went with it");
+  }
   args->addressable_devices = args->executable->devices.data();
   args->num_addressable_devices = args->executable->devices.size();
   return absl::OkStatus();
@@ -426,6 +433,11 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
       "options", args->options->struct_size,
       offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) + sizeof(size_t)));
   PJRT_LoadedExecutable& loaded = *args->executable;
+  if (loaded.client_alive.expired()) {
+    // Its results would need the destroyed client's device handles.
+    return absl::FailedPreconditionError(
+        "the executable was loaded by a client that was destroyed: compile it on a live client");
+  }
   // Frameworks pass no output lists (or null ones) for a program without results.
   const bool has_outputs = !loaded.executable->device_result_types().empty();
   if (args->num_devices > 0) {
@@ -453,6 +465,12 @@ EMBER_PJRT_ENTRY(PJRT_LoadedExecutable_Execute) {
       PJRT_Buffer* buffer = args->argument_lists[d][i];
       if (buffer == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat("argument ", i, " for device ", d, " is null"));
+      }
+      if (buffer->client_destroyed()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "argument ", i, " for device ", d, " belongs to a client that was destroyed: copy "
+            "its data to this client first (PJRT_Buffer_ToHostBuffer, then "
+            "PJRT_Client_BufferFromHostBuffer)"));
       }
       arguments[d].push_back(buffer->buffer.get());
     }

@@ -82,11 +82,19 @@ struct PJRT_Client {
   std::map<const ember::runtime::Device*, PJRT_Device*> device_map;
   std::map<const ember::runtime::MemorySpace*, PJRT_Memory*> memory_map;
   PJRT_TopologyDescription topology;
+  // Lives exactly as long as this handle: buffers watch it (PJRT_Buffer::client_alive) to
+  // refuse work that needs a destroyed client's devices, rather than read freed memory.
+  std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
 };
 
 // Owned by the framework (PJRT_Buffer_Destroy).
 struct PJRT_Buffer {
+  // Valid while client_alive has not expired: PJRT lets a framework destroy a client before its
+  // buffers (the data stays readable, runtime::Buffer keeps the runtime client alive), but the
+  // client's device and memory handles go with it.
   PJRT_Client* client = nullptr;
+  std::weak_ptr<const bool> client_alive;
+  bool client_destroyed() const { return client_alive.expired(); }
   std::unique_ptr<ember::runtime::Buffer> buffer;
   // Returned by PJRT_Buffer_GetMemoryLayout; filled on first request.
   std::mutex layout_mu;

@@ -138,6 +138,9 @@ absl::StatusOr<PJRT_Buffer*> CopyOnSameDevice(PJRT_Buffer* source, PJRT_Client* 
   if (source == nullptr || client == nullptr) {
     return absl::InvalidArgumentError("the source buffer or the client is null");
   }
+  if (source->client_destroyed()) {
+    return absl::InvalidArgumentError("the source buffer belongs to a client that was destroyed");
+  }
   if (source->client != client) {
     return absl::InvalidArgumentError("the source buffer belongs to another client");
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/driver/dump.h"
+#include "compiler/driver/implementation_limits.h"
 #include "compiler/frontend/bytecode_reader.h"
 #include "compiler/frontend/hlo/hlo_import.h"
 #include "compiler/frontend/import/import.h"
@@ -170,6 +171,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     const frontend::CompileOptions& options, absl::Span<const uint8_t> source,
     const backend::Backend& backend, const CompilerOptions& compiler_options) {
   EMBER_RETURN_IF_ERROR(ir::Verify(*module));
+  EMBER_RETURN_IF_ERROR(CheckImplementationLimits(*module));
   EMBER_RETURN_IF_ERROR(CheckStaticShapes(entry != nullptr ? entry : module->entry()));
   auto program = std::make_unique<CompiledProgram>();
   program->module = std::move(module);

@@ -152,6 +152,26 @@ absl::Status OpChecker::SizeIs(const char* name, const std::vector<int64_t>& v, 
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> OpChecker::WindowCount(size_t dim, int64_t size, int64_t base_dilation,
+                                               int64_t low, int64_t high, int64_t window,
+                                               int64_t window_dilation, int64_t stride) const {
+  int64_t dilated = 0, padded = 0, dilated_window = 0;
+  const bool overflow =
+      (size > 0 && (__builtin_mul_overflow(size - 1, base_dilation, &dilated) ||
+                    __builtin_add_overflow(dilated, 1, &dilated))) ||
+      __builtin_add_overflow(dilated, low, &padded) ||
+      __builtin_add_overflow(padded, high, &padded) ||
+      __builtin_mul_overflow(window - 1, window_dilation, &dilated_window) ||
+      __builtin_add_overflow(dilated_window, 1, &dilated_window);
+  if (overflow) {
+    return Error("dimension ", dim, ": the dilated and padded input or the dilated window ",
+                 "overflows int64 (size ", size, ", dilation ", base_dilation, ", padding (", low,
+                 ", ", high, "), window ", window, ", window dilation ", window_dilation, ")");
+  }
+  if (padded < dilated_window) return 0;
+  return (padded - dilated_window) / stride + 1;
+}
+
 absl::Status OpChecker::RegionSignature(size_t region, const std::vector<ValueType>& params,
                                         const std::vector<ValueType>& results,
                                         const char* what) const {

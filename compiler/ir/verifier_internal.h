@@ -68,6 +68,13 @@ class OpChecker {
   absl::Status DimsSorted(const char* name, const std::vector<int64_t>& dims) const;
   absl::Status SizeIs(const char* name, const std::vector<int64_t>& v, size_t n,
                       const char* what) const;
+  // How many windows fit along dimension `dim`: an input of `size` elements dilated by
+  // `base_dilation`, padded by `low` and `high` (either may be negative), under a window of
+  // `window` elements dilated by `window_dilation`, moved by `stride` (the three positive). An
+  // error when a dilated or padded size does not fit int64 (no program means such sizes).
+  absl::StatusOr<int64_t> WindowCount(size_t dim, int64_t size, int64_t base_dilation,
+                                      int64_t low, int64_t high, int64_t window,
+                                      int64_t window_dilation, int64_t stride) const;
   // The region's parameter types and returned types.
   absl::Status RegionSignature(size_t region, const std::vector<ValueType>& params,
                                const std::vector<ValueType>& results, const char* what) const;

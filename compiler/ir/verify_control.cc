@@ -97,13 +97,109 @@ absl::Status ReduceWindow(const OpChecker& c) {
     if (strides[i] <= 0) return c.Error("window_strides[", i, "] must be positive");
     if (base[i] <= 0) return c.Error("base_dilations[", i, "] must be positive");
     if (wdil[i] <= 0) return c.Error("window_dilations[", i, "] must be positive");
-    const int64_t dilated = in[i] == 0 ? 0 : (in[i] - 1) * base[i] + 1;
-    const int64_t padded = dilated + pad[2 * i] + pad[2 * i + 1];
-    const int64_t dwin = ((*window)[i] - 1) * wdil[i] + 1;
-    out.push_back(padded < dwin ? 0 : (padded - dwin) / strides[i] + 1);
+    absl::StatusOr<int64_t> count = c.WindowCount(i, in[i], base[i], pad[2 * i], pad[2 * i + 1],
+                                                  (*window)[i], wdil[i], strides[i]);
+    if (!count.ok()) return count.status();
+    out.push_back(*count);
   }
   for (size_t i = 0; i < n; ++i) {
     RETURN_IF_ERROR(c.ResultIs(i, TensorOf(scalars[i].element_type(), out)));
+  }
+  return absl::OkStatus();
+}
+
+// select_and_scatter C1-C8: the source holds one value per window of the operand; operand,
+// source and init value share an element type.
+absl::Status SelectAndScatterWindows(const OpChecker& c) {
+  const ValueType& operand = c.operand(0);
+  const ValueType& source = c.operand(1);
+  const ElementType e = operand.element_type();
+  if (source.element_type() != e) {
+    return c.Error("source element type ", std::string(ElementTypeName(source.element_type())),
+                   " differs from the operand's ", std::string(ElementTypeName(e)));
+  }
+  if (!c.operand(2).dims().empty() || c.operand(2).element_type() != e) {
+    return c.Error("init_value element type ",
+                   std::string(ElementTypeName(c.operand(2).element_type())),
+                   " differs from the operand's ", std::string(ElementTypeName(e)),
+                   c.operand(2).dims().empty() ? "" : " (or it is not a 0-d tensor)");
+  }
+  const std::vector<int64_t>& in = operand.dims();
+  const size_t r = in.size();
+  const std::vector<int64_t> window = c.IntsOr("window_dimensions", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> strides = c.IntsOr("window_strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pad = c.IntsOr("padding", std::vector<int64_t>(2 * r, 0));
+  RETURN_IF_ERROR(c.SizeIs("window_dimensions", window, r, "the operand's rank"));
+  RETURN_IF_ERROR(c.SizeIs("window_strides", strides, r, "the operand's rank"));
+  RETURN_IF_ERROR(c.SizeIs("padding", pad, 2 * r, "a (low, high) pair per dimension"));
+  std::vector<int64_t> windows;
+  for (size_t i = 0; i < r; ++i) {
+    if (window[i] <= 0) return c.Error("window_dimensions[", i, "] must be positive");
+    if (strides[i] <= 0) return c.Error("window_strides[", i, "] must be positive");
+    absl::StatusOr<int64_t> count =
+        c.WindowCount(i, in[i], 1, pad[2 * i], pad[2 * i + 1], window[i], 1, strides[i]);
+    if (!count.ok()) return count.status();
+    windows.push_back(*count);
+  }
+  if (source.dims() != windows) {
+    return c.Error("source shape ", Dims(source.dims()), " does not match the operand's windows ",
+                   Dims(windows));
+  }
+  return absl::OkStatus();
+}
+
+// rng_bit_generator C1 (the state comes back with its type) and an integer or float output.
+// The state's type and size (C2: a 1-D ui64 of 2 or 3 words) are left to
+// compiler/driver/implementation_limits.cc: upstream's verifier and test files allow any state.
+absl::Status RngBitGenerator(const OpChecker& c) {
+  RETURN_IF_ERROR(c.AllTensors());
+  RETURN_IF_ERROR(c.ResultIs(0, c.operand(0)));
+  const ElementType out = c.result(1).element_type();
+  if (!IsInteger(out) && !IsFloat(out)) {
+    return c.Error("output must be an integer or float tensor, got ", c.result(1).ToString());
+  }
+  return absl::OkStatus();
+}
+
+// rng C1-C3: bounds a and b are 0-d tensors of the result's element type (float for NORMAL);
+// the shape operand lists the result's dimensions.
+absl::Status Rng(const OpChecker& c) {
+  // HLO's rng has no shape operand (its result type is the shape).
+  if (c.num_operands() != 2) RETURN_IF_ERROR(c.OperandCount(3));
+  RETURN_IF_ERROR(c.ResultCount(1));
+  RETURN_IF_ERROR(c.AllTensors());
+  const ElementType e = c.result().element_type();
+  if (!IsInteger(e) && !IsFloat(e) && e != ElementType::kPred) {
+    return c.Error("result ", c.result().ToString(), " must hold integers, booleans or floats");
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const char* name = i == 0 ? "a" : "b";
+    if (!c.operand(i).dims().empty()) {
+      return c.Error(name, " must be a 0-d tensor, got ", c.operand(i).ToString());
+    }
+    if (c.operand(i).element_type() != e) {
+      return c.Error(name, " element type ",
+                     std::string(ElementTypeName(c.operand(i).element_type())),
+                     " differs from the result's ", std::string(ElementTypeName(e)));
+    }
+  }
+  const Attribute* dist = c.inst().attribute("rng_distribution");
+  if (dist != nullptr && dist->kind == Attribute::Kind::kString) {
+    if (dist->s != "UNIFORM" && dist->s != "NORMAL") {
+      return c.Error("rng_distribution ", dist->s, " is not one of UNIFORM, NORMAL");
+    }
+    if (dist->s == "NORMAL" && !IsFloat(e)) {
+      return c.Error("NORMAL needs a float result, got ", c.result().ToString());
+    }
+  }
+  if (c.num_operands() == 2) return absl::OkStatus();
+  const ValueType& shape = c.operand(2);
+  if (!IsInteger(shape.element_type()) || shape.dims().size() != 1) {
+    return c.Error("shape must be a 1-D integer tensor, got ", shape.ToString());
+  }
+  if (shape.dims()[0] != static_cast<int64_t>(c.result().dims().size())) {
+    return c.Error("shape has ", shape.dims()[0], " elements but the result ",
+                   c.result().ToString(), " has rank ", c.result().dims().size());
   }
   return absl::OkStatus();
 }
@@ -276,17 +372,26 @@ absl::Status Collective(const OpChecker& c) {
 }
 
 absl::Status BatchNorm(const OpChecker& c) {
+  // inference: (operand, scale, offset, mean, variance) -> output; training: (operand, scale,
+  // offset) -> (output, mean, variance); grad: (operand, scale, mean, variance, grad_output) ->
+  // (grad_operand, grad_scale, grad_offset).
+  const bool inference = c.opcode() == Opcode::kBatchNormInference;
+  const bool grad = c.opcode() == Opcode::kBatchNormGrad;
+  RETURN_IF_ERROR(c.OperandCount(inference || grad ? 5 : 3));
+  RETURN_IF_ERROR(c.ResultCount(inference ? 1 : 3));
   RETURN_IF_ERROR(c.AllTensors());
-  RETURN_IF_ERROR(c.OperandCountAtLeast(3));
+  if (!IsFloat(c.operand(0).element_type())) {
+    return c.Error("operand ", c.operand(0).ToString(), " must have a float element type");
+  }
   absl::StatusOr<int64_t> feature = c.Int("feature_index");
   if (!feature.ok()) return feature.status();
   const std::vector<int64_t>& in = c.operand(0).dims();
   RETURN_IF_ERROR(c.DimInRange("feature_index", 0, *feature, static_cast<int64_t>(in.size())));
   const ValueType vec = TensorOf(c.operand(0).element_type(), {in[*feature]});
   for (size_t i = 1; i < c.num_operands(); ++i) {
-    if (c.opcode() == Opcode::kBatchNormGrad && i == 4) continue;  // grad_output
-    if (c.operand(i) != vec) {
-      return c.Error("operand ", i, " must be ", vec.ToString(), ", got ", c.operand(i).ToString());
+    const ValueType& want = grad && i == 4 ? c.operand(0) : vec;  // grad_output: the operand's
+    if (c.operand(i) != want) {
+      return c.Error("operand ", i, " must be ", want.ToString(), ", got ", c.operand(i).ToString());
     }
   }
   RETURN_IF_ERROR(c.ResultIs(0, c.operand(0)));
@@ -420,6 +525,7 @@ absl::Status VerifyControl(const OpChecker& c) {
       RETURN_IF_ERROR(c.OperandCount(3));
       RETURN_IF_ERROR(c.RegionCount(2));
       RETURN_IF_ERROR(c.AllTensors());
+      RETURN_IF_ERROR(SelectAndScatterWindows(c));
       const ValueType s = Scalar(c.operand(0).element_type());
       RETURN_IF_ERROR(c.RegionSignature(0, {s, s}, {Scalar(ElementType::kPred)}, "select"));
       ValueType init = c.operand(2);
@@ -436,6 +542,7 @@ absl::Status VerifyControl(const OpChecker& c) {
       RETURN_IF_ERROR(c.RegionSignature(1, {init, init}, {init}, "scatter"));
       return c.ResultIs(0, TensorOf(init.element_type(), c.operand(0).dims()));
     }
+    case Opcode::kRng: return Rng(c);
     case Opcode::kRngBitGenerator: {
       RETURN_IF_ERROR(c.OperandCount(1));
       RETURN_IF_ERROR(c.ResultCount(2));
@@ -444,7 +551,7 @@ absl::Status VerifyControl(const OpChecker& c) {
       if (*alg != "DEFAULT" && *alg != "THREE_FRY" && *alg != "PHILOX") {
         return c.Error("rng_algorithm ", *alg, " is not one of DEFAULT, THREE_FRY, PHILOX");
       }
-      return c.ResultIs(0, c.operand(0));
+      return RngBitGenerator(c);
     }
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormTraining:

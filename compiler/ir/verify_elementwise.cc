@@ -133,8 +133,16 @@ absl::Status BitcastConvert(const OpChecker& c) {
   if (absl::Status s = c.OperandCount(1); !s.ok()) return s;
   if (absl::Status s = c.ResultCount(1); !s.ok()) return s;
   if (absl::Status s = c.AllTensors(); !s.ok()) return s;
+  if (IsComplex(c.operand(0).element_type()) != IsComplex(c.result().element_type())) {
+    return c.Error("bitcast_convert between a complex and a non-complex type: ",
+                   c.operand(0).ToString(), " -> ", c.result().ToString());
+  }
   const int in = BitWidth(c.operand(0).element_type());
   const int out = BitWidth(c.result().element_type());
+  if (in <= 0 || out <= 0) {
+    return c.Error("element types without a bit width: ", c.operand(0).ToString(), " -> ",
+                   c.result().ToString());
+  }
   std::vector<int64_t> dims = c.operand(0).dims();
   if (in == out) return c.ResultDims(0, dims);
   if (in > out) {
@@ -216,6 +224,7 @@ absl::Status VerifyElementwise(const OpChecker& c) {
     case Opcode::kImag: return Unary(c, IsFloatOrComplex, "float or complex", true);
     case Opcode::kIsFinite: {
       if (absl::Status s = c.OperandCount(1); !s.ok()) return s;
+      if (absl::Status s = c.ResultCount(1); !s.ok()) return s;
       if (absl::Status s = c.AllTensors(); !s.ok()) return s;
       const ElementType t = c.operand(0).element_type();
       if (absl::Status s = ElementTypeIs(c, t, IsFloat(t), "float"); !s.ok()) return s;
@@ -223,6 +232,7 @@ absl::Status VerifyElementwise(const OpChecker& c) {
     }
     case Opcode::kConvert: {
       if (absl::Status s = c.OperandCount(1); !s.ok()) return s;
+      if (absl::Status s = c.ResultCount(1); !s.ok()) return s;
       if (absl::Status s = c.AllTensors(); !s.ok()) return s;
       return c.ResultDims(0, c.operand(0).dims());
     }

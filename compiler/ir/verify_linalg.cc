@@ -189,14 +189,25 @@ absl::Status Convolution(const OpChecker& c) {
     if (strides[i] <= 0) return c.Error("window_strides[", i, "] = ", strides[i], " must be positive");
     if (ldil[i] <= 0) return c.Error("lhs_dilation[", i, "] = ", ldil[i], " must be positive");
     if (rdil[i] <= 0) return c.Error("rhs_dilation[", i, "] = ", rdil[i], " must be positive");
-    const int64_t input = lhs[is[i]];
-    const int64_t dilated_input = input == 0 ? 0 : (input - 1) * ldil[i] + 1;
-    const int64_t padded = dilated_input + padding[2 * i] + padding[2 * i + 1];
     const int64_t window = rhs[ks[i]];
-    const int64_t dilated_window = window == 0 ? 0 : (window - 1) * rdil[i] + 1;
-    result[os[i]] = padded < dilated_window || padded == 0
-                        ? 0
-                        : (padded - dilated_window) / strides[i] + 1;
+    if (window == 0) {
+      // An empty window (dilated size 0): as the spec's formula reads with window size 0.
+      int64_t dilated = 0, padded = 0;
+      if (lhs[is[i]] > 0 && (__builtin_mul_overflow(lhs[is[i]] - 1, ldil[i], &dilated) ||
+                             __builtin_add_overflow(dilated, 1, &dilated))) {
+        return c.Error("dimension ", i, ": the dilated input overflows int64");
+      }
+      if (__builtin_add_overflow(dilated, padding[2 * i], &padded) ||
+          __builtin_add_overflow(padded, padding[2 * i + 1], &padded)) {
+        return c.Error("dimension ", i, ": the padded input overflows int64");
+      }
+      result[os[i]] = padded <= 0 ? 0 : padded / strides[i] + 1;
+      continue;
+    }
+    absl::StatusOr<int64_t> count = c.WindowCount(i, lhs[is[i]], ldil[i], padding[2 * i],
+                                                  padding[2 * i + 1], window, rdil[i], strides[i]);
+    if (!count.ok()) return count.status();
+    result[os[i]] = *count;
   }
   RETURN_IF_ERROR(Precision(c));
   return c.ResultDims(0, result);
@@ -220,6 +231,10 @@ absl::Status TriangularSolve(const OpChecker& c) {
   if ((left ? b[r - 2] : b[r - 1]) != a[r - 1]) {
     return c.Error("b dimension ", left ? r - 2 : r - 1, " must match a's size ", a[r - 1]);
   }
+  if (!IsFloat(c.operand(0).element_type()) && !IsComplex(c.operand(0).element_type())) {
+    return c.Error("element type ", std::string(ElementTypeName(c.operand(0).element_type())),
+                   " is not supported (expected float or complex)");
+  }
   ASSIGN_OR_RETURN(t, c.String("transpose_a"));
   if (t != "NO_TRANSPOSE" && t != "TRANSPOSE" && t != "ADJOINT") {
     return c.Error("transpose_a ", t, " is not one of NO_TRANSPOSE, TRANSPOSE, ADJOINT");
@@ -242,24 +257,33 @@ absl::Status Fft(const OpChecker& c) {
   const std::vector<int64_t>& in = c.operand(0).dims();
   if (in.size() < length.size()) return c.Error("operand rank is smaller than fft_length's size");
   const ElementType et = c.operand(0).element_type();
-  std::vector<int64_t> out = in;
   ElementType out_type = et;
-  const size_t r = in.size();
   if (type == "FFT" || type == "IFFT") {
     if (!IsComplex(et)) return c.Error(type, " needs a complex operand");
   } else if (type == "RFFT") {
     if (!IsFloat(et)) return c.Error("RFFT needs a float operand");
     out_type = et == ElementType::kF64 ? ElementType::kC128 : ElementType::kC64;
-    if (in.back() != length.back()) return c.Error("RFFT length must match the last dimension");
-    out.back() = length.back() / 2 + 1;
   } else if (type == "IRFFT") {
     if (!IsComplex(et)) return c.Error("IRFFT needs a complex operand");
     out_type = et == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
-    out.back() = length.back();
   } else {
     return c.Error("fft_type ", type, " is not one of FFT, IFFT, RFFT, IRFFT");
   }
-  (void)r;
+  // The transformed (full, complex) sizes are fft_length on the last axes (C3, C5); the real
+  // side of RFFT/IRFFT has them, the complex side L / 2 + 1 on the last axis (C6).
+  const size_t r = in.size(), l = length.size();
+  std::vector<int64_t> full = in;
+  for (size_t i = 0; i < l; ++i) {
+    if (length[i] < 0) return c.Error("fft_length[", i, "] = ", length[i], " is negative");
+    full[r - l + i] = length[i];
+  }
+  std::vector<int64_t> expect_in = full, out = full;
+  if (type == "RFFT") out.back() = length.back() / 2 + 1;
+  if (type == "IRFFT") expect_in.back() = length.back() / 2 + 1;
+  if (in != expect_in) {
+    return c.Error(type, " with fft_length ", Dims(length), " takes an operand of dims ",
+                   Dims(expect_in), ", got ", c.operand(0).ToString());
+  }
   return c.ResultIs(0, TensorOf(out_type, out));
 }
 
@@ -278,6 +302,11 @@ absl::Status VerifyLinalg(const OpChecker& c) {
       const std::vector<int64_t>& a = c.operand(0).dims();
       if (a.size() < 2 || a[a.size() - 1] != a[a.size() - 2]) {
         return c.Error("a must be square in its last two dimensions, got ", c.operand(0).ToString());
+      }
+      const ElementType e = c.operand(0).element_type();
+      if (!IsFloat(e) && !IsComplex(e)) {
+        return c.Error("element type ", std::string(ElementTypeName(e)),
+                       " is not supported (expected float or complex)");
       }
       return c.ResultIs(0, c.operand(0));
     }

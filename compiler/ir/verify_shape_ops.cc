@@ -78,7 +78,9 @@ absl::Status Slice(const OpChecker& c) {
                      " is out of bounds for size ", in[i]);
     }
     if ((*strides)[i] <= 0) return c.Error("strides[", i, "] = ", (*strides)[i], " must be positive");
-    out.push_back(((*limit)[i] - (*start)[i] + (*strides)[i] - 1) / (*strides)[i]);
+    // ceil((limit - start) / stride) without overflow for strides near INT64_MAX.
+    const int64_t extent = (*limit)[i] - (*start)[i];
+    out.push_back(extent == 0 ? 0 : (extent - 1) / (*strides)[i] + 1);
   }
   return c.ResultIs(0, TensorOf(c.operand(0).element_type(), out));
 }
@@ -185,7 +187,14 @@ absl::Status Pad(const OpChecker& c) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
     if (interior[i] < 0) return c.Error("interior_padding[", i, "] = ", interior[i], " is negative");
-    const int64_t size = low[i] + high[i] + in[i] + (in[i] > 0 ? (in[i] - 1) * interior[i] : 0);
+    int64_t size = 0;
+    if ((in[i] > 0 && __builtin_mul_overflow(in[i] - 1, interior[i], &size)) ||
+        __builtin_add_overflow(size, in[i], &size) ||
+        __builtin_add_overflow(size, low[i], &size) ||
+        __builtin_add_overflow(size, high[i], &size)) {
+      return c.Error("dimension ", i, ": the padded size overflows int64 (size ", in[i],
+                     ", padding (", low[i], ", ", high[i], "), interior ", interior[i], ")");
+    }
     if (size < 0) return c.Error("dimension ", i, " would have negative size ", size);
     out.push_back(size);
   }
@@ -220,6 +229,9 @@ absl::Status VerifyShapeOp(const OpChecker& c) {
       RETURN_IF_ERROR(OneToOne(c));
       absl::StatusOr<std::vector<int64_t>> sizes = c.Ints("broadcast_sizes");
       if (!sizes.ok()) return sizes.status();
+      for (size_t i = 0; i < sizes->size(); ++i) {
+        if ((*sizes)[i] < 0) return c.Error("broadcast_sizes[", i, "] = ", (*sizes)[i], " is negative");
+      }
       std::vector<int64_t> out = *sizes;
       for (int64_t d : c.operand(0).dims()) out.push_back(d);
       return c.ResultIs(0, TensorOf(c.operand(0).element_type(), out));

@@ -1,7 +1,7 @@
 // Hostile input to compile and execute that the entry-level checks do not see: structs nested in
 // the args (PJRT_Program, PJRT_ExecuteOptions) with a struct_size too small or absurd, and a
-// buffer of another client. Each is a clean INVALID_ARGUMENT naming what is wrong, and the
-// executable and buffers stay usable.
+// buffer of another client, a buffer or executable of a client that was destroyed. Each is a
+// clean error naming what is wrong, and the executable and buffers stay usable.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -34,7 +34,8 @@ class CapiExecutableBadInputTest : public CapiTest {
     CapiTest::TearDown();
   }
 
-  ErrorInfo Compile(size_t program_struct_size) {
+  // Compiles kProgram on `client` (null: this test's client) into loaded_.
+  ErrorInfo Compile(size_t program_struct_size, PJRT_Client* client = nullptr) {
     PJRT_Program program;
     std::memset(static_cast<void*>(&program), 0, sizeof(program));
     program.struct_size = program_struct_size;
@@ -43,7 +44,7 @@ class CapiExecutableBadInputTest : public CapiTest {
     program.format = "mlir";
     program.format_size = 4;
     auto args = EMBER_ARGS(PJRT_Client_Compile_Args);
-    args.client = client_.get();
+    args.client = client != nullptr ? client : client_.get();
     args.program = &program;
     ErrorInfo error = TakeError(api_->PJRT_Client_Compile(&args));
     if (error.ok()) loaded_ = args.executable;
@@ -68,6 +69,18 @@ class CapiExecutableBadInputTest : public CapiTest {
     ErrorInfo error = TakeError(api_->PJRT_LoadedExecutable_Execute(&args));
     if (error.ok()) out->reset(outputs[0]);
     return error;
+  }
+
+  // A second client and a buffer of `data` on its first device.
+  BufferPtr UploadToAnotherClient(ClientPtr* other, const std::vector<float>& data) {
+    ErrorInfo created;
+    *other = CreateClient({}, &created);
+    EXPECT_TRUE(created.ok()) << created;
+    if (!created.ok()) return nullptr;
+    auto devices = EMBER_ARGS(PJRT_Client_AddressableDevices_Args);
+    devices.client = other->get();
+    EXPECT_TRUE(IsOk(api_->PJRT_Client_AddressableDevices(&devices)));
+    return UploadF32(other->get(), devices.addressable_devices[0], data, {4});
   }
 
   PJRT_LoadedExecutable* loaded_ = nullptr;
@@ -100,20 +113,85 @@ TEST_F(CapiExecutableBadInputTest, NestedStructSizesAreChecked) {
 
 TEST_F(CapiExecutableBadInputTest, ABufferOfAnotherClientIsNamedAsSuch) {
   ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE).ok());
-  ErrorInfo created;
-  ClientPtr other = CreateClient({}, &created);
-  ASSERT_TRUE(created.ok()) << created;
-  auto devices = EMBER_ARGS(PJRT_Client_AddressableDevices_Args);
-  devices.client = other.get();
-  ASSERT_TRUE(IsOk(api_->PJRT_Client_AddressableDevices(&devices)));
+  ClientPtr other;
   const std::vector<float> data = {1, 2, 3, 4};
-  BufferPtr foreign = UploadF32(other.get(), devices.addressable_devices[0], data, {4});
+  BufferPtr foreign = UploadToAnotherClient(&other, data);
   ASSERT_NE(foreign, nullptr);
   BufferPtr out;
   ErrorInfo error = Execute(foreign.get(), PJRT_ExecuteOptions_STRUCT_SIZE, &out);
   EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT) << error;
   EXPECT_THAT(error.message, HasSubstr("argument 0 is a buffer of another PJRT client"));
   EXPECT_EQ(ToHostF32(foreign.get()), data);
+}
+
+// PJRT lets a framework destroy a client before its buffers. Their data stays readable, but the
+// client's device handles went with it: using one where a device is needed is an error that
+// says so (before, PJRT_Buffer_Device read the freed client, and a copy or execute compared
+// against a dangling pointer that a new client could reuse).
+TEST_F(CapiExecutableBadInputTest, ABufferOfADestroyedClientIsNamedAsSuch) {
+  ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE).ok());
+  ClientPtr other;
+  const std::vector<float> data = {1, 2, 3, 4};
+  BufferPtr orphan = UploadToAnotherClient(&other, data);
+  ASSERT_NE(orphan, nullptr);
+  other.reset();  // PJRT_Client_Destroy
+  // A new client may take the old one's address; the orphan still must not pass for its buffer.
+  ErrorInfo created;
+  ClientPtr newer = CreateClient({}, &created);
+  ASSERT_TRUE(created.ok()) << created;
+
+  BufferPtr out;
+  ErrorInfo error = Execute(orphan.get(), PJRT_ExecuteOptions_STRUCT_SIZE, &out);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT) << error;
+  EXPECT_THAT(error.message, HasSubstr("argument 0 for device 0 belongs to a client that was "
+                                       "destroyed"));
+  EXPECT_EQ(out, nullptr);
+
+  auto device = EMBER_ARGS(PJRT_Buffer_Device_Args);
+  device.buffer = orphan.get();
+  error = TakeError(api_->PJRT_Buffer_Device(&device));
+  EXPECT_EQ(error.code, PJRT_Error_Code_FAILED_PRECONDITION) << error;
+  EXPECT_THAT(error.message, HasSubstr("PJRT_Buffer_Device: the buffer belongs to a client that "
+                                       "was destroyed"));
+  auto memory = EMBER_ARGS(PJRT_Buffer_Memory_Args);
+  memory.buffer = orphan.get();
+  error = TakeError(api_->PJRT_Buffer_Memory(&memory));
+  EXPECT_EQ(error.code, PJRT_Error_Code_FAILED_PRECONDITION) << error;
+
+  auto copy = EMBER_ARGS(PJRT_Buffer_CopyToDevice_Args);
+  copy.buffer = orphan.get();
+  copy.dst_device = FirstDevice();
+  error = TakeError(api_->PJRT_Buffer_CopyToDevice(&copy));
+  EXPECT_EQ(error.code, PJRT_Error_Code_FAILED_PRECONDITION) << error;
+  EXPECT_THAT(error.message, HasSubstr("PJRT_Buffer_CopyToDevice: the buffer belongs to a client "
+                                       "that was destroyed"));
+  EXPECT_EQ(copy.dst_buffer, nullptr);
+
+  // The data is still there, and the executable still works on this client's buffers.
+  EXPECT_EQ(ToHostF32(orphan.get()), data);
+  BufferPtr x = UploadF32(client_.get(), FirstDevice(), data, {4});
+  ASSERT_TRUE(Execute(x.get(), PJRT_ExecuteOptions_STRUCT_SIZE, &out).ok());
+  EXPECT_EQ(ToHostF32(out.get()), (std::vector<float>{2, 4, 6, 8}));
+}
+
+TEST_F(CapiExecutableBadInputTest, AnExecutableOfADestroyedClientIsNamedAsSuch) {
+  ErrorInfo created;
+  ClientPtr other = CreateClient({}, &created);
+  ASSERT_TRUE(created.ok()) << created;
+  ASSERT_TRUE(Compile(PJRT_Program_STRUCT_SIZE, other.get()).ok());  // TearDown destroys it
+  other.reset();
+
+  const std::vector<float> data = {1, 2, 3, 4};
+  BufferPtr x = UploadF32(client_.get(), FirstDevice(), data, {4});
+  BufferPtr out;
+  ErrorInfo error = Execute(x.get(), PJRT_ExecuteOptions_STRUCT_SIZE, &out);
+  EXPECT_EQ(error.code, PJRT_Error_Code_FAILED_PRECONDITION) << error;
+  EXPECT_THAT(error.message, HasSubstr("loaded by a client that was destroyed"));
+  auto devices = EMBER_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+  devices.executable = loaded_;
+  error = TakeError(api_->PJRT_LoadedExecutable_AddressableDevices(&devices));
+  EXPECT_EQ(error.code, PJRT_Error_Code_FAILED_PRECONDITION) << error;
+  EXPECT_EQ(ToHostF32(x.get()), data);
 }
 
 }  // namespace
