@@ -4,6 +4,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "compiler/passes/io_alias.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::passes {
@@ -107,7 +108,7 @@ class Merger {
  public:
   Merger(const ir::Computation& entry, std::vector<Kernel>& kernels,
          std::unordered_map<const ir::Instruction*, int>& kernel_of)
-      : kernels_(kernels), kernel_of_(kernel_of) {
+      : entry_(entry), kernels_(kernels), kernel_of_(kernel_of) {
     for (const auto& inst : entry.instructions()) {
       position_[inst.get()] = static_cast<int>(position_.size());
     }
@@ -183,6 +184,25 @@ class Merger {
     return false;
   }
 
+  // Loop siblings over a parameter that one reads only element by element (an update that may
+  // be written over the donated parameter, io_alias.h) and the other at other elements (a
+  // reverse or transpose of it): merged, the update could no longer take the parameter's memory.
+  bool SplitsParameterReads(int a, int b) const {
+    if (kernels_[a].kind != KernelKind::kLoop || kernels_[b].kind != KernelKind::kLoop) {
+      return false;
+    }
+    for (const ir::Value* v : info_[a].inputs) {
+      if (v->producer() != nullptr || v->owner() != &entry_) continue;
+      if (std::find(info_[b].inputs.begin(), info_[b].inputs.end(), v) == info_[b].inputs.end()) {
+        continue;
+      }
+      if (ReadsOnlySameElement(kernels_[a], v) != ReadsOnlySameElement(kernels_[b], v)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool CanMerge(int a, int b) const {
     const Info& A = info_[a];
     const Info& B = info_[b];
@@ -193,6 +213,7 @@ class Merger {
     // The cheap checks first; the path search last.
     if (!direct) {
       if (A.space != B.space || !SharesInput(A, B)) return false;
+      if (SplitsParameterReads(a, b)) return false;
       if (a_reduce && b_reduce) {
         const ir::Instruction* ra = A.reduces.front();
         const ir::Instruction* rb = B.reduces.front();
@@ -332,6 +353,7 @@ class Merger {
     }
   }
 
+  const ir::Computation& entry_;
   std::vector<Kernel>& kernels_;
   std::unordered_map<const ir::Instruction*, int>& kernel_of_;
   std::unordered_map<const ir::Instruction*, int> position_;
