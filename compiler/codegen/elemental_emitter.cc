@@ -315,6 +315,9 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
   }
   const ElementType type = inst.result()->type().element_type();
   const Opcode op = inst.opcode();
+  if (ElementalMathOp(op)) {
+    return Math(op, type, operands[0], operands.size() == 2 ? operands[1] : nullptr);
+  }
   switch (op) {
     case Opcode::kCompare:
       return Compare(inst, operands[0], operands[1]);
@@ -325,21 +328,6 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
       return Maximum(type, Maximum(type, operands[1], operands[0], true), operands[2], false);
     case Opcode::kConvert:
       return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
-    case Opcode::kPower:
-    case Opcode::kAtan2:
-      return Math(op, type, operands[0], operands[1]);
-    case Opcode::kExponential:
-    case Opcode::kExponentialMinusOne:
-    case Opcode::kLog:
-    case Opcode::kLogPlusOne:
-    case Opcode::kTanh:
-    case Opcode::kLogistic:
-    case Opcode::kSine:
-    case Opcode::kCosine:
-    case Opcode::kTan:
-    case Opcode::kCbrt:
-    case Opcode::kRsqrt:
-      return Math(op, type, operands[0], nullptr);
     case Opcode::kIsFinite: {
       llvm::Value* x = operands[0];
       return b_.CreateFCmpONE(Intrinsic(llvm::Intrinsic::fabs, x),

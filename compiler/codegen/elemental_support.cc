@@ -65,6 +65,27 @@ bool ElementalTypeSupported(ElementType type) {
   }
 }
 
+bool ElementalMathOp(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kExponential:
+    case Opcode::kExponentialMinusOne:
+    case Opcode::kLog:
+    case Opcode::kLogPlusOne:
+    case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kSine:
+    case Opcode::kCosine:
+    case Opcode::kTan:
+    case Opcode::kCbrt:
+    case Opcode::kRsqrt:
+    case Opcode::kPower:
+    case Opcode::kAtan2:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool ElementalArraySupported(const ir::Value* v) {
   if (!v->type().is_tensor() || !ElementalTypeSupported(v->type().element_type())) return false;
   absl::StatusOr<ir::Shape> plain = ir::Shape::Make(v->type().element_type(), v->type().dims());
@@ -97,6 +118,10 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
     }
     return true;
   };
+  if (ElementalMathOp(inst.opcode())) {
+    const bool binary = inst.opcode() == Opcode::kPower || inst.opcode() == Opcode::kAtan2;
+    return n == (binary ? 2u : 1u) && same_types() && IsF(t);
+  }
   switch (inst.opcode()) {
     case Opcode::kAdd:
     case Opcode::kMultiply:
@@ -107,9 +132,6 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
     case Opcode::kDivide:
     case Opcode::kRemainder:
       return n == 2 && same_types() && !pred;
-    case Opcode::kPower:
-    case Opcode::kAtan2:
-      return n == 2 && same_types() && IsF(t);
     case Opcode::kAnd:
     case Opcode::kOr:
     case Opcode::kXor:
@@ -125,17 +147,6 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
       return n == 1 && same_types() && (IsF(t) || ir::IsSignedInteger(t));
     case Opcode::kNot:
       return n == 1 && same_types() && !IsF(t);
-    case Opcode::kExponential:
-    case Opcode::kExponentialMinusOne:
-    case Opcode::kLog:
-    case Opcode::kLogPlusOne:
-    case Opcode::kTanh:
-    case Opcode::kLogistic:
-    case Opcode::kSine:
-    case Opcode::kCosine:
-    case Opcode::kTan:
-    case Opcode::kCbrt:
-    case Opcode::kRsqrt:
     case Opcode::kSqrt:
     case Opcode::kFloor:
     case Opcode::kCeil:

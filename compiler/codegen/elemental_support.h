@@ -17,6 +17,10 @@ bool ElementalTypeSupported(ir::ElementType type);
 // A row-major dense array of an element type the emitter takes (what kernels read and write).
 bool ElementalArraySupported(const ir::Value* value);
 
+// The transcendental ops (exp, log, tanh, logistic, expm1, log1p, sin, cos, tan, cbrt, rsqrt;
+// power and atan2 binary) the elemental emitter computes in elemental_math.cc, for floats.
+bool ElementalMathOp(ir::Opcode opcode);
+
 // Elementwise instructions whose one output element the emitter computes from the operands'
 // elements at the same index (not the index-changing ops: those are the kernel emitter's).
 bool ElementalOpSupported(const ir::Instruction& instruction);

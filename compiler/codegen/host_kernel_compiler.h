@@ -40,13 +40,13 @@ class HostKernelCompiler {
   // Emits `kernel`, a loop or a reduction kernel (an identical earlier kernel's function is
   // reused), and returns its id; an error (nothing added) when the code generator does not take
   // it.
-  absl::StatusOr<int> AddLoopKernel(const passes::Kernel& kernel);
+  absl::StatusOr<int> AddKernel(const passes::Kernel& kernel);
   // Optimizes and compiles every kernel added, once.
   absl::Status Compile();
   // After Compile: kernel `id`'s function.
   HostLoopKernel Get(int id) const;
 
-  int kernels() const;         // AddLoopKernel calls that succeeded
+  int kernels() const;         // AddKernel calls that succeeded
   int unique_kernels() const;  // functions emitted
   double compile_ms() const;   // emission, optimization and native code generation
 

@@ -114,7 +114,7 @@ HostKernelCompiler::HostKernelCompiler() : impl_(std::make_unique<Impl>()) {}
 
 HostKernelCompiler::~HostKernelCompiler() = default;
 
-absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel& kernel) {
+absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) {
   if (impl_->compiled) return absl::FailedPreconditionError("kernels added after Compile");
   // f16 <-> f32 conversions without F16C would be library calls the JIT does not provide.
   if (!HostHasF16c() && UsesF16(kernel)) {

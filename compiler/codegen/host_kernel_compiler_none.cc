@@ -9,7 +9,7 @@ struct HostKernelCompiler::Impl {};
 bool HostCodegenBuilt() { return false; }
 HostKernelCompiler::HostKernelCompiler() = default;
 HostKernelCompiler::~HostKernelCompiler() = default;
-absl::StatusOr<int> HostKernelCompiler::AddLoopKernel(const passes::Kernel&) {
+absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel&) {
   return absl::UnimplementedError("Ember was built without the LLVM code generator");
 }
 absl::Status HostKernelCompiler::Compile() { return absl::OkStatus(); }

@@ -227,6 +227,14 @@ class ReduceEmitter {
     const int64_t folded_rank = static_cast<int64_t>(in_dims.size() - out_dims.size());
     const int64_t rank = static_cast<int64_t>(in_dims.size());
     std::vector<llvm::Value*> a_multi = Decompose(a, in_dims, 0, first);
+    // The segment's accumulators at position i.
+    auto load_accs = [&](llvm::Value* i) {
+      std::vector<llvm::Value*> accs;
+      for (size_t k = 0; k < arrays.size(); ++k) {
+        accs.push_back(b_.CreateLoad(types[k], b_.CreateGEP(types[k], arrays[k], i)));
+      }
+      return accs;
+    };
     EMBER_RETURN_IF_ERROR(Loop(n, "init", [&](llvm::Value* i) {
       for (size_t k = 0; k < arrays.size(); ++k) {
         b_.CreateStore(inits_[k], b_.CreateGEP(types[k], arrays[k], i));
@@ -248,11 +256,8 @@ class ReduceEmitter {
           for (llvm::Value* m : Decompose(b, in_dims, first + folded_rank, rank)) {
             in.multi.push_back(m);
           }
-          std::vector<llvm::Value*> accs;
-          for (size_t k = 0; k < arrays.size(); ++k) {
-            accs.push_back(b_.CreateLoad(types[k], b_.CreateGEP(types[k], arrays[k], i)));
-          }
-          EMBER_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded, FoldElement(in, accs));
+          EMBER_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded,
+                                 FoldElement(in, load_accs(i)));
           for (size_t k = 0; k < arrays.size(); ++k) {
             b_.CreateStore(folded[k], b_.CreateGEP(types[k], arrays[k], i));
           }
@@ -261,10 +266,7 @@ class ReduceEmitter {
       }));
     }
     EMBER_RETURN_IF_ERROR(Loop(n, "epilogue", [&](llvm::Value* i) {
-      std::vector<llvm::Value*> accs;
-      for (size_t k = 0; k < arrays.size(); ++k) {
-        accs.push_back(b_.CreateLoad(types[k], b_.CreateGEP(types[k], arrays[k], i)));
-      }
+      const std::vector<llvm::Value*> accs = load_accs(i);
       llvm::Value* b = b_.CreateAdd(b0, i);
       std::vector<llvm::Value*> multi = a_multi;
       for (llvm::Value* m : Decompose(b, out_dims, first, static_cast<int64_t>(out_dims.size()))) {
@@ -285,8 +287,8 @@ class ReduceEmitter {
                    b_.CreateGEP(elemental_.StorageType(t), output_base_[output], linear));
   }
 
-  // acc op x. f32/f64 sums and products may be reassociated (so the loop vectorizes with
-  // several partial accumulators); maxima and minima use LLVM's IEEE-754 maximum / minimum,
+  // acc op x. f32/f64 sums and products of row folds may be reassociated (so the loop
+  // vectorizes with several partial accumulators); maxima and minima use LLVM's IEEE-754 maximum / minimum,
   // which the vectorizer folds by lanes and which are the evaluator's (NaN wins, -0 < +0).
   // bf16/f16 round after every step, as the evaluator does, and stay sequential.
   llvm::Value* Fold(Opcode op, ElementType type, llvm::Value* acc, llvm::Value* x) {
@@ -296,7 +298,7 @@ class ReduceEmitter {
           op == Opcode::kMaximum ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, acc, x);
     }
     llvm::Value* v = elemental_.EmitBinary(op, type, acc, x);
-    if (wide_float) {
+    if (wide_float && layout_.inner == 1) {  // column folds stay in input order
       if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) inst->setHasAllowReassoc(true);
     }
     return v;

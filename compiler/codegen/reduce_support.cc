@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/loop_support.h"
+#include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::codegen {
@@ -20,44 +21,17 @@ absl::Status Refuse(const std::string& why) {
 }
 
 // The op of a reduce body `(a, b) { return op(a, b) }` (either operand order) over scalars of
-// `type`, when the emitter folds with it.
+// `type` (the evaluator's matcher), when the emitter folds with it: and, or and xor of integers
+// and pred only.
 std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
   if (reduce.regions().size() != 1) return std::nullopt;
-  const ir::Computation& body = *reduce.regions()[0];
-  if (body.parameters().size() != 2 || body.instructions().size() != 2) return std::nullopt;
-  const ir::Instruction& op = *body.instructions()[0];
-  const ir::Instruction& ret = *body.instructions()[1];
-  if (ret.opcode() != Opcode::kReturn || ret.operands().size() != 1 || op.num_results() != 1 ||
-      ret.operand(0) != op.result(0) || op.operands().size() != 2 || !op.attributes().empty() ||
-      !op.regions().empty()) {
-    return std::nullopt;
-  }
-  for (const ir::Value* v : {body.parameter(0), body.parameter(1), op.result(0)}) {
-    if (!v->type().is_tensor() || !v->type().dims().empty() || v->type().element_type() != type) {
-      return std::nullopt;
-    }
-  }
-  const ir::Value* p0 = body.parameter(0);
-  const ir::Value* p1 = body.parameter(1);
-  if (!((op.operand(0) == p0 && op.operand(1) == p1) ||
-        (op.operand(0) == p1 && op.operand(1) == p0))) {
-    return std::nullopt;
-  }
-  const bool fl = ir::IsFloat(type);
-  switch (op.opcode()) {
-    case Opcode::kAdd:
-    case Opcode::kMultiply:
-    case Opcode::kMaximum:
-    case Opcode::kMinimum:
-      return op.opcode();
-    case Opcode::kAnd:
-    case Opcode::kOr:
-    case Opcode::kXor:
-      if (fl) return std::nullopt;
-      return op.opcode();
-    default:
-      return std::nullopt;
-  }
+  std::optional<eval::SimpleBinaryRegion> body =
+      eval::MatchSimpleBinaryRegion(*reduce.regions()[0], type);
+  if (!body.has_value()) return std::nullopt;
+  const bool bitwise = body->opcode == Opcode::kAnd || body->opcode == Opcode::kOr ||
+                       body->opcode == Opcode::kXor;
+  if (bitwise && ir::IsFloat(type)) return std::nullopt;
+  return body->opcode;
 }
 
 // An index op that maps every element to the operand's element of the same linear index

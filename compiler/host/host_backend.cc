@@ -500,7 +500,7 @@ class HostCompilation {
       } else {
         continue;
       }
-      absl::StatusOr<int> id = compiler_.AddLoopKernel(kernel);
+      absl::StatusOr<int> id = compiler_.AddKernel(kernel);
       if (id.ok()) llvm_ids_[k] = *id;
     }
     absl::Status compiled = compiler_.Compile();

@@ -101,7 +101,7 @@ int Mismatches(const Case& k, const HostLoopKernel& fn) {
 // Compiles the case alone; the kernel keeps its code alive after the compiler is gone.
 HostLoopKernel CompileCase(const Case& k, double* ms = nullptr) {
   HostKernelCompiler compiler;
-  absl::StatusOr<int> id = compiler.AddLoopKernel(k.kernel);
+  absl::StatusOr<int> id = compiler.AddKernel(k.kernel);
   EXPECT_TRUE(id.ok()) << id.status();
   if (!id.ok()) return {};
   absl::Status compiled = compiler.Compile();

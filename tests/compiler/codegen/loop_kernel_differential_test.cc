@@ -120,7 +120,7 @@ KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal>
   const ir::Computation& entry = *module->entry();
   passes::Kernel kernel = WholeEntryKernel(entry);
   HostKernelCompiler compiler;
-  absl::StatusOr<int> id = compiler.AddLoopKernel(kernel);
+  absl::StatusOr<int> id = compiler.AddKernel(kernel);
   if (!id.ok()) {
     run.refusal = std::string(id.status().message());
     return run;
@@ -443,8 +443,8 @@ TEST(LoopKernelDifferentialTest, IdenticalKernelsShareOneFunction) {
   passes::Kernel ka = WholeEntryKernel(*a->entry());
   passes::Kernel kb = WholeEntryKernel(*b->entry());
   HostKernelCompiler compiler;
-  ASSERT_TRUE(compiler.AddLoopKernel(ka).ok());
-  ASSERT_TRUE(compiler.AddLoopKernel(kb).ok());
+  ASSERT_TRUE(compiler.AddKernel(ka).ok());
+  ASSERT_TRUE(compiler.AddKernel(kb).ok());
   ASSERT_TRUE(compiler.Compile().ok());
   EXPECT_EQ(compiler.kernels(), 2);
   EXPECT_EQ(compiler.unique_kernels(), 1);
