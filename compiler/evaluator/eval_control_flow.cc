@@ -2,7 +2,8 @@
 // async_start and async_done.
 // Regions run through Evaluator::Run, which also resolves values they capture from the
 // computations around them. Regions: while {cond, body}, if {true_branch, false_branch},
-// case {branches...}, map {computation}; call runs Instruction::callee().
+// case {branches...}, map {computation}; call runs Instruction::callee(). An if/case's operands
+// after its selector are its branches' arguments (once captures are made explicit).
 // case: an index outside [0, N) runs the last branch, as the spec says. map: the spec's
 // `dimensions` must list every dimension in order, so the evaluator does not need to read it.
 // async_start runs its body (one collective or slice) to completion when it starts and holds the
@@ -74,17 +75,25 @@ Results EvalWhile(const ir::Instruction& instruction, std::vector<EvalValue>& op
   return state;
 }
 
+// The operands after an if/case's selector: the branch's arguments.
+std::vector<EvalValue> BranchArguments(std::vector<EvalValue>& operands) {
+  std::vector<EvalValue> args;
+  args.reserve(operands.size() - 1);
+  for (size_t i = 1; i < operands.size(); ++i) args.push_back(std::move(operands[i]));
+  return args;
+}
+
 Results EvalIf(const ir::Instruction& instruction, std::vector<EvalValue>& operands,
                Evaluator& evaluator) {
-  EMBER_RETURN_IF_ERROR(CheckOperandCount(instruction, operands, 1));
+  if (operands.empty()) return OpError(instruction, "has no pred");
   EMBER_RETURN_IF_ERROR(CheckRegions(instruction, 2));
   EMBER_ASSIGN_OR_RETURN(bool pred, ScalarPred(instruction, operands[0], "pred"));
-  return evaluator.Run(*instruction.regions()[pred ? 0 : 1], {});
+  return evaluator.Run(*instruction.regions()[pred ? 0 : 1], BranchArguments(operands));
 }
 
 Results EvalCase(const ir::Instruction& instruction, std::vector<EvalValue>& operands,
                  Evaluator& evaluator) {
-  EMBER_RETURN_IF_ERROR(CheckOperandCount(instruction, operands, 1));
+  if (operands.empty()) return OpError(instruction, "has no index");
   const size_t n = instruction.regions().size();
   if (n == 0) return OpError(instruction, "has no branches");
   EMBER_ASSIGN_OR_RETURN(const ir::Literal* index_array, ArrayOperand(instruction, operands, 0));
@@ -95,7 +104,7 @@ Results EvalCase(const ir::Instruction& instruction, std::vector<EvalValue>& ope
   if (!index.ok()) return AnnotateError(instruction, index.status());
   const size_t branch =
       *index < 0 || *index >= static_cast<int64_t>(n) ? n - 1 : static_cast<size_t>(*index);
-  return evaluator.Run(*instruction.regions()[branch], {});
+  return evaluator.Run(*instruction.regions()[branch], BranchArguments(operands));
 }
 
 Results EvalCall(const ir::Instruction& instruction, std::vector<EvalValue>& operands,

@@ -14,6 +14,7 @@
 #include "compiler/codegen/reduce_support.h"
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
+#include "compiler/host/conditional_thunk.h"
 #include "compiler/host/while_thunk.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -409,6 +410,17 @@ class HostCompilation {
           continue;
         }
       }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          (kernel.root()->opcode() == ir::Opcode::kIf ||
+           kernel.root()->opcode() == ir::Opcode::kCase)) {
+        EMBER_ASSIGN_OR_RETURN(std::unique_ptr<HostThunk> conditional,
+                               CompileConditional(*kernel.root(), name));
+        if (conditional != nullptr) {
+          thunks.push_back(std::move(conditional));
+          ++fast_kernels;
+          continue;
+        }
+      }
       std::unordered_map<const ir::Value*, ValueRef> inputs;
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
       thunks.push_back(std::make_unique<EvaluatorOpsThunk>(
@@ -585,6 +597,68 @@ class HostCompilation {
     return std::make_unique<WhileThunk>(absl::StrCat("while.", name), std::move(parts[0]),
                                         std::move(parts[1]), std::move(operands),
                                         std::move(results), std::move(over_previous));
+  }
+
+  // An if or case whose branches the compiled path takes, as a ConditionalThunk; null (the
+  // reason in the cost report) when it does not, and the evaluator's op table runs the op.
+  absl::StatusOr<std::unique_ptr<HostThunk>> CompileConditional(const ir::Instruction& op,
+                                                                const std::string& name) {
+    auto refuse = [&](const std::string& why) -> std::unique_ptr<HostThunk> {
+      absl::StrAppend(&nested_reports_, name, ": the evaluator runs the ", std::string(ir::OpcodeName(op.opcode())), ": ", why,
+                      "\n");
+      return nullptr;
+    };
+    const bool is_if = op.opcode() == ir::Opcode::kIf;
+    if (op.operands().empty() || op.regions().empty() || (is_if && op.regions().size() != 2)) {
+      return refuse("malformed branches");
+    }
+    const ir::ValueType& selector_type = op.operand(0)->type();
+    if (!selector_type.is_tensor() || !selector_type.dims().empty() ||
+        selector_type.element_type() !=
+            (is_if ? ir::ElementType::kPred : ir::ElementType::kS32)) {
+      return refuse(absl::StrCat("its selector is a ", selector_type.ToString()));
+    }
+    const ValueRef& selector = refs_.at(op.operand(0));
+    if (selector.kind == ValueRef::Kind::kOther) return refuse("its selector has no buffer");
+    std::vector<ValueRef> operands, results;
+    for (size_t i = 1; i < op.operands().size(); ++i) {
+      const ValueRef& from = refs_.at(op.operand(i));
+      if (!op.operand(i)->type().is_tensor() || from.kind == ValueRef::Kind::kOther) {
+        return refuse(absl::StrCat("operand ", i, " is a ", op.operand(i)->type().ToString()));
+      }
+      operands.push_back(from);
+    }
+    for (size_t r = 0; r < op.num_results(); ++r) {
+      const ir::Value* out = op.result(r);
+      if (!out->type().is_tensor()) {
+        return refuse(absl::StrCat("result ", r, " is a ", out->type().ToString()));
+      }
+      auto to = refs_.find(out);
+      ValueRef unread;
+      unread.value = out;
+      results.push_back(to != refs_.end() ? to->second : unread);
+    }
+    std::vector<std::unique_ptr<Executable>> branches;
+    for (size_t b = 0; b < op.regions().size(); ++b) {
+      const ir::Computation& region = *op.regions()[b];
+      if (std::string why = CompiledPathRefusal(region); !why.empty()) {
+        return refuse(absl::StrCat("branch ", b, ": ", why));
+      }
+      HostCompilation nested(region, {}, llvm_kernels_, loop_region_);
+      EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> branch, nested.Build());
+      if (branch == nullptr) return refuse(absl::StrCat("branch ", b, ": ", nested.refusal()));
+      const BufferLayout& layout = branch->layout();
+      if (layout.parameter_types.size() != operands.size() ||
+          layout.result_types.size() != results.size()) {
+        return refuse(absl::StrCat("branch ", b, "'s signature does not match the op"));
+      }
+      absl::StrAppend(&nested_reports_, name, " branch ", b, ":\n",
+                      branch->reports().cost_report);
+      branches.push_back(std::move(branch));
+    }
+    return std::make_unique<ConditionalThunk>(absl::StrCat(std::string(ir::OpcodeName(op.opcode())), ".", name),
+                                              selector, std::move(branches),
+                                              std::move(operands), std::move(results), is_if);
   }
 
   // The elements a kernel reads or writes at most (its largest value).

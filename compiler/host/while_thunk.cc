@@ -1,52 +1,14 @@
 #include "compiler/host/while_thunk.h"
 
 #include <cstring>
-#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "base/memory_account.h"
 #include "base/status_macros.h"
+#include "compiler/host/scratch_memory.h"
 
 namespace ember::host {
 namespace {
-
-// Host memory for the loop's scratch, counted on the launch's memory account.
-class ScratchMemory {
- public:
-  ScratchMemory() = default;
-  ScratchMemory(const ScratchMemory&) = delete;
-  ScratchMemory& operator=(const ScratchMemory&) = delete;
-  ~ScratchMemory() {
-    for (const Block& block : blocks_) {
-      ::operator delete(block.data, std::align_val_t{64});
-      if (block.account != nullptr) block.account->Release(block.bytes);
-    }
-  }
-
-  // `bytes` (at least one, so every buffer has an address), or RESOURCE_EXHAUSTED.
-  absl::StatusOr<void*> Allocate(uint64_t bytes, const std::string& what) {
-    bytes = bytes == 0 ? 1 : bytes;
-    MemoryAccount* account = MemoryAccount::Current();
-    if (account != nullptr) EMBER_RETURN_IF_ERROR(account->Charge(bytes));
-    void* data = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
-    if (data == nullptr) {
-      if (account != nullptr) account->Release(bytes);
-      return absl::ResourceExhaustedError(
-          absl::StrCat(what, ": out of host memory allocating ", bytes, " bytes"));
-    }
-    blocks_.push_back({data, bytes, account});
-    return data;
-  }
-
- private:
-  struct Block {
-    void* data;
-    uint64_t bytes;
-    MemoryAccount* account;
-  };
-  std::vector<Block> blocks_;
-};
 
 se::DeviceMemory Memory(void* data, uint64_t bytes) { return se::DeviceMemory{data, bytes}; }
 

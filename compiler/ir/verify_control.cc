@@ -236,11 +236,15 @@ absl::Status While(const OpChecker& c) {
   return c.RegionSignature(1, types, types, "body");
 }
 
+// Every branch of an if/case takes the operands after the selector (none in StableHLO, whose
+// branches capture what they read; the values captured, once made explicit) and returns the
+// op's results.
 absl::Status Branches(const OpChecker& c, size_t first_region) {
-  std::vector<ValueType> results;
+  std::vector<ValueType> params, results;
+  for (size_t i = 1; i < c.inst().operands().size(); ++i) params.push_back(c.operand(i));
   for (size_t i = 0; i < c.num_results(); ++i) results.push_back(c.result(i));
   for (size_t r = first_region; r < c.inst().regions().size(); ++r) {
-    RETURN_IF_ERROR(c.RegionSignature(r, {}, results, absl::StrCat("branch ", r).c_str()));
+    RETURN_IF_ERROR(c.RegionSignature(r, params, results, absl::StrCat("branch ", r).c_str()));
   }
   return absl::OkStatus();
 }
@@ -499,7 +503,7 @@ absl::Status VerifyControl(const OpChecker& c) {
     case Opcode::kAsyncStart: return AsyncStart(c);
     case Opcode::kAsyncDone: return AsyncDone(c);
     case Opcode::kIf: {
-      RETURN_IF_ERROR(c.OperandCount(1));
+      RETURN_IF_ERROR(c.OperandCountAtLeast(1));
       RETURN_IF_ERROR(c.RegionCount(2));
       if (c.operand(0) != Scalar(ElementType::kPred)) {
         return c.Error("pred must be tensor<i1>, got ", c.operand(0).ToString());
@@ -507,7 +511,7 @@ absl::Status VerifyControl(const OpChecker& c) {
       return Branches(c, 0);
     }
     case Opcode::kCase: {
-      RETURN_IF_ERROR(c.OperandCount(1));
+      RETURN_IF_ERROR(c.OperandCountAtLeast(1));
       if (c.inst().regions().empty()) return c.Error("needs at least one branch");
       if (c.operand(0) != Scalar(ElementType::kS32)) {
         return c.Error("index must be tensor<i32>, got ", c.operand(0).ToString());

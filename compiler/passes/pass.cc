@@ -44,7 +44,7 @@ PassPipeline CreateDefaultPipeline() {
   pipeline.Add(CreateCsePass());
   pipeline.Add(CreateAlgebraicSimplifierPass());
   pipeline.Add(CreateDcePass());
-  pipeline.Add(CreateExplicitLoopCapturesPass());
+  pipeline.Add(CreateExplicitCapturesPass());
   return pipeline;
 }
 

@@ -52,8 +52,9 @@ std::unique_ptr<Pass> CreateAlgebraicSimplifierPass();  // x+0, x*1, no-op shape
 std::unique_ptr<Pass> CreateConstantFoldingPass();    // small results of constant operands
 std::unique_ptr<Pass> CreateCsePass();                // identical pure instructions
 std::unique_ptr<Pass> CreateDcePass();                // unused pure instructions
-// Values a while loop's regions capture -> extra loop-carried operands (explicit_loop_captures.cc).
-std::unique_ptr<Pass> CreateExplicitLoopCapturesPass();
+// Values control flow's regions capture -> explicit operands and region parameters of while
+// loops, ifs and cases (explicit_captures.cc).
+std::unique_ptr<Pass> CreateExplicitCapturesPass();
 // Quantized tensors -> storage integers and float math (legalize_quantized.cc).
 std::unique_ptr<Pass> CreateLegalizeQuantizedPass();
 

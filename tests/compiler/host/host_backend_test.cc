@@ -537,6 +537,105 @@ func.func @main(%xs: tensor<6x8xf32>, %w: tensor<8xf32>) -> (tensor<6x8xf32>, te
   EXPECT_EQ(programs, 5);  // the entry, two conditions, two bodies
 }
 
+TEST(HostBackendTest, ConditionalsWithCapturesRunCompiled) {
+  // lax.cond and lax.switch as JAX lowers them: branches that take no arguments and read the
+  // entry's values (made operands and branch parameters by the captures pass). Both if branches,
+  // case indices in range, above and below it (the last branch runs), a selector computed from
+  // the data, a branch returning a captured value as it is, a loop inside a branch and a
+  // conditional inside a loop body. Nothing runs through the evaluator's op table.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c7 = stablehlo.constant dense<7> : tensor<i32>
+  %cm = stablehlo.constant dense<-3> : tensor<i32>
+  %wb = stablehlo.broadcast_in_dim %w, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %a = "stablehlo.if"(%t) ({
+    %e = stablehlo.exponential %x : tensor<4x8xf32>
+    stablehlo.return %e : tensor<4x8xf32>
+  }, {
+    stablehlo.return %x : tensor<4x8xf32>
+  }) : (tensor<i1>) -> tensor<4x8xf32>
+  %b = "stablehlo.if"(%f) ({
+    %e = stablehlo.exponential %x : tensor<4x8xf32>
+    stablehlo.return %e : tensor<4x8xf32>
+  }, {
+    stablehlo.return %x : tensor<4x8xf32>
+  }) : (tensor<i1>) -> tensor<4x8xf32>
+  %c = "stablehlo.case"(%c1) ({
+    stablehlo.return %x : tensor<4x8xf32>
+  }, {
+    %m = stablehlo.multiply %x, %wb : tensor<4x8xf32>
+    stablehlo.return %m : tensor<4x8xf32>
+  }, {
+    %n = stablehlo.negate %wb : tensor<4x8xf32>
+    stablehlo.return %n : tensor<4x8xf32>
+  }) : (tensor<i32>) -> tensor<4x8xf32>
+  %d = "stablehlo.case"(%c7) ({
+    stablehlo.return %x : tensor<4x8xf32>
+  }, {
+    %n = stablehlo.tanh %a : tensor<4x8xf32>
+    stablehlo.return %n : tensor<4x8xf32>
+  }) : (tensor<i32>) -> tensor<4x8xf32>
+  %e = "stablehlo.case"(%cm) ({
+    stablehlo.return %x : tensor<4x8xf32>
+  }, {
+    %n = stablehlo.subtract %c, %b : tensor<4x8xf32>
+    stablehlo.return %n : tensor<4x8xf32>
+  }) : (tensor<i32>) -> tensor<4x8xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<f32>
+  %pos = stablehlo.compare GT, %sum, %zero : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %g = "stablehlo.if"(%pos) ({
+    %i0 = stablehlo.constant dense<0> : tensor<i32>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %i0, %v = %w) : tensor<i32>, tensor<8xf32>
+      cond {
+        %lt = stablehlo.compare LT, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %lt : tensor<i1>
+      } do {
+        %v1 = stablehlo.sine %v : tensor<8xf32>
+        %v2 = stablehlo.add %v1, %w : tensor<8xf32>
+        %i1 = stablehlo.add %i, %c1 : tensor<i32>
+        stablehlo.return %i1, %v2 : tensor<i32>, tensor<8xf32>
+      }
+    stablehlo.return %r#1 : tensor<8xf32>
+  }, {
+    %n = stablehlo.cosine %w : tensor<8xf32>
+    stablehlo.return %n : tensor<8xf32>
+  }) : (tensor<i1>) -> tensor<8xf32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %four = stablehlo.constant dense<4> : tensor<i32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %l:2 = stablehlo.while(%i = %i0, %v = %x) : tensor<i32>, tensor<4x8xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %four : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %sel = stablehlo.remainder %i, %two : tensor<i32>
+      %u = "stablehlo.case"(%sel) ({
+        %m = stablehlo.multiply %v, %wb : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>
+      }, {
+        %m = stablehlo.add %v, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>
+      }) : (tensor<i32>) -> tensor<4x8xf32>
+      %i1 = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %i1, %u : tensor<i32>, tensor<4x8xf32>
+    }
+  return %a, %b, %c, %d, %e, %g, %l#1 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>
+})", Tolerance{/*ulps=*/8});
+  EXPECT_NE(o.cost_report.find(" branch 1:"), std::string::npos) << o.cost_report;
+  EXPECT_EQ(o.cost_report.find("evaluator runs"), std::string::npos) << o.cost_report;
+  for (size_t at = o.cost_report.find("fast kernels: "); at != std::string::npos;
+       at = o.cost_report.find("fast kernels: ", at + 1)) {
+    int fast = -1, all = -2;
+    ASSERT_EQ(std::sscanf(o.cost_report.c_str() + at, "fast kernels: %d of %d", &fast, &all), 2);
+    EXPECT_EQ(fast, all) << o.cost_report;
+  }
+}
+
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
   // Futures are values of their own kind (not arena buffers): an async slice and an async
   // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs

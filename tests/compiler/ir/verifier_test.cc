@@ -2,6 +2,7 @@
 // the exact error message (op, location, constraint).
 #include "compiler/ir/verifier.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,27 @@ TEST(VerifierTest, WhileSignature) {
   EXPECT_EQ(w.Error(),
             "stablehlo.while at model.py:41:7: cond returns (tensor<i32>) but must return "
             "(tensor<i1>)");
+}
+
+TEST(VerifierTest, BranchesTakeTheOperandsAfterTheSelector) {
+  // An if whose captured operand is explicit: each branch takes it and returns the results.
+  auto build = [](ValueType branch_param) {
+    auto op = std::make_unique<OneOp>(std::vector<ValueType>{T(PRED, {}), T(F32, {4})});
+    std::vector<Computation*> branches;
+    for (const char* name : {"then", "else"}) {
+      Computation* b = op->module.AddRegion(name);
+      Value* p = b->AddParameter(branch_param);
+      b->AddInstruction(Opcode::kReturn, {p}, {});
+      branches.push_back(b);
+    }
+    op->Build(Opcode::kIf, {op->main->parameter(0), op->main->parameter(1)}, {T(F32, {4})}, {},
+              branches);
+    return op;
+  };
+  EXPECT_EQ(build(T(F32, {4}))->Error(), "OK");
+  EXPECT_EQ(build(T(F32, {5}))->Error(),
+            "stablehlo.if at model.py:41:7: branch 0 takes (tensor<5xf32>) but must take "
+            "(tensor<4xf32>)");
 }
 
 TEST(VerifierTest, StructureAndCalls) {

@@ -1,11 +1,12 @@
-// Loop captures made explicit: a while loop whose condition or body reads values of the
+// Control-flow captures made explicit. A while loop whose condition or body reads values of the
 // computations around it (JAX's scan and fori_loop lowerings capture their trip count and other
 // constants) gets those values as extra loop-carried operands, passed through the body
-// unchanged, and its regions read their own parameters instead. Its regions are then programs
-// of their own that a backend compiles like an entry (the host backend runs such loops
-// natively; captured values are what kept whole programs on the evaluator). Loops are visited
-// outermost first, so an inner loop's captures of the outer body become the outer body's
-// parameters before the inner loop takes them as operands.
+// unchanged. An if or case whose branches read such values (every lax.cond and lax.switch does:
+// StableHLO branches take no arguments) gets them as operands after its selector, and every
+// branch a parameter per value. The regions then read their own parameters and are programs of
+// their own that a backend compiles like an entry (captured values are what kept whole programs
+// on the evaluator). Ops are visited outermost first, so an inner op's captures of an outer
+// region become that region's parameters before the inner op takes them as operands.
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,11 +19,11 @@
 namespace ember::passes {
 namespace {
 
-// The distinct values `loop`'s regions capture from outside the loop, in first-use order.
-std::vector<ir::Value*> Captures(const ir::Instruction& loop) {
+// The distinct values `op`'s regions capture from outside it, in first-use order.
+std::vector<ir::Value*> Captures(const ir::Instruction& op) {
   std::vector<ir::Value*> out;
   std::unordered_set<const ir::Value*> seen;
-  for (const ir::Computation* region : loop.regions()) {
+  for (const ir::Computation* region : op.regions()) {
     std::vector<const ir::Value*> captured;
     CollectCapturedValues(*region, captured);
     for (const ir::Value* v : captured) {
@@ -44,11 +45,30 @@ void ReplaceInRegion(ir::Computation& region, const ValueMap& map) {
   }
 }
 
-// Gives `loop`'s regions a parameter per captured value; the body returns it unchanged.
-absl::Status ParameterizeRegions(const ir::Instruction& loop,
+// Whether `op` is control flow whose regions this pass parameterizes: a while loop of carried
+// values, or an if/case whose branches take no parameters yet.
+bool Parameterizable(const ir::Instruction& op) {
+  switch (op.opcode()) {
+    case ir::Opcode::kWhile:
+      return op.regions().size() == 2 && op.operands().size() == op.num_results();
+    case ir::Opcode::kIf:
+    case ir::Opcode::kCase:
+      if (op.regions().empty() || op.operands().size() != 1) return false;
+      for (const ir::Computation* branch : op.regions()) {
+        if (!branch->parameters().empty()) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Gives `op`'s regions a parameter per captured value; a loop body returns it unchanged.
+absl::Status ParameterizeRegions(const ir::Instruction& op,
                                  const std::vector<ir::Value*>& captures) {
-  for (size_t r = 0; r < 2; ++r) {
-    ir::Computation& region = *loop.regions()[r];
+  const bool loop = op.opcode() == ir::Opcode::kWhile;
+  for (size_t r = 0; r < op.regions().size(); ++r) {
+    ir::Computation& region = *op.regions()[r];
     ValueMap map;
     std::vector<ir::Value*> added;
     for (ir::Value* v : captures) {
@@ -57,7 +77,7 @@ absl::Status ParameterizeRegions(const ir::Instruction& loop,
       added.push_back(p);
     }
     ReplaceInRegion(region, map);
-    if (r == 0) continue;
+    if (!loop || r == 0) continue;
     EMBER_RETURN_IF_ERROR(RebuildComputation(
         region, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
           if (inst.opcode() != ir::Opcode::kReturn) return false;
@@ -72,9 +92,9 @@ absl::Status ParameterizeRegions(const ir::Instruction& loop,
   return absl::OkStatus();
 }
 
-class ExplicitLoopCapturesPass final : public Pass {
+class ExplicitCapturesPass final : public Pass {
  public:
-  std::string name() const override { return "loop_captures"; }
+  std::string name() const override { return "explicit_captures"; }
 
   absl::StatusOr<bool> Run(ir::Module& module) override {
     bool changed = false;
@@ -82,24 +102,22 @@ class ExplicitLoopCapturesPass final : public Pass {
     while (!work.empty()) {
       ir::Computation& computation = *work.front();
       work.pop_front();
-      std::unordered_map<const ir::Instruction*, std::vector<ir::Value*>> loops;
+      std::unordered_map<const ir::Instruction*, std::vector<ir::Value*>> ops;
       for (const auto& inst : computation.instructions()) {
-        if (inst->opcode() != ir::Opcode::kWhile || inst->regions().size() != 2 ||
-            inst->operands().size() != inst->num_results()) {
-          continue;
-        }
+        if (!Parameterizable(*inst)) continue;
         std::vector<ir::Value*> captures = Captures(*inst);
-        if (!captures.empty()) loops.emplace(inst.get(), std::move(captures));
+        if (!captures.empty()) ops.emplace(inst.get(), std::move(captures));
       }
-      if (!loops.empty()) {
+      if (!ops.empty()) {
         changed = true;
-        for (const auto& [loop, captures] : loops) {
-          EMBER_RETURN_IF_ERROR(ParameterizeRegions(*loop, captures));
+        for (const auto& [op, captures] : ops) {
+          EMBER_RETURN_IF_ERROR(ParameterizeRegions(*op, captures));
         }
         EMBER_RETURN_IF_ERROR(RebuildComputation(
             computation, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
-              auto it = loops.find(&inst);
-              if (it == loops.end()) return false;
+              auto it = ops.find(&inst);
+              if (it == ops.end()) return false;
+              const bool loop = inst.opcode() == ir::Opcode::kWhile;
               std::vector<ir::Value*> operands;
               std::vector<ir::ValueType> types;
               for (ir::Value* v : inst.operands()) operands.push_back(b.Map(v));
@@ -108,10 +126,10 @@ class ExplicitLoopCapturesPass final : public Pass {
               }
               for (ir::Value* v : it->second) {
                 operands.push_back(b.Map(v));
-                types.push_back(v->type());
+                if (loop) types.push_back(v->type());  // carried through the loop
               }
               ir::Instruction* copy = b.computation().AddInstruction(
-                  ir::Opcode::kWhile, std::move(operands), std::move(types), inst.attributes(),
+                  inst.opcode(), std::move(operands), std::move(types), inst.attributes(),
                   inst.regions(), inst.location());
               for (size_t i = 0; i < inst.num_results(); ++i) {
                 b.SetMapping(inst.result(i), copy->result(i));
@@ -129,8 +147,8 @@ class ExplicitLoopCapturesPass final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateExplicitLoopCapturesPass() {
-  return std::make_unique<ExplicitLoopCapturesPass>();
+std::unique_ptr<Pass> CreateExplicitCapturesPass() {
+  return std::make_unique<ExplicitCapturesPass>();
 }
 
 }  // namespace ember::passes
