@@ -1,8 +1,8 @@
 // The host target of the code generator: loop kernels emitted as LLVM IR (loop_emitter.h),
 // optimized and vectorized for this machine's CPU (its vector width) and compiled into native
 // functions, linked by the process-wide JIT (host_jit.h). One compiler per executable:
-// identical kernels share one function (the executable's in-memory kernel cache), and everything
-// added is compiled as one module. This header has no LLVM types; without LLVM in the build
+// identical kernels share one function (the executable's in-memory kernel cache), and the
+// kernels added are compiled together, in a few modules on parallel threads. This header has no LLVM types; without LLVM in the build
 // (EMBER_LLVM=OFF) every kernel is refused.
 #ifndef EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
 #define EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_

@@ -1,7 +1,11 @@
-// HostKernelCompiler with LLVM: emission into one module, a lean optimization pipeline for the
-// host CPU, native code generation to an object file (or the persistent cache's copy of it), and
-// the process-wide JIT (host_jit.h) that links it into a JITDylib of its own.
+// HostKernelCompiler with LLVM: emission into a few modules (shards) compiled on threads of their
+// own, a lean optimization pipeline for the host CPU, native code generation to object files (or
+// the persistent cache's copies of them), and the process-wide JIT (host_jit.h) that links each
+// into a JITDylib of its own.
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <thread>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -95,15 +99,30 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& tm) {
 
 }  // namespace
 
-struct HostKernelCompiler::Impl {
+// Kernels are emitted round-robin into shards, each a module in a context of its own, so that
+// the shards optimize and generate code on threads of their own: on a machine with several
+// cores a program of many kernels compiles in a fraction of the time.
+struct Shard {
   std::unique_ptr<llvm::LLVMContext> context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module =
       std::make_unique<llvm::Module>("ember_host_kernels", *context);
+  std::vector<int> functions;  // indices into Impl::function_names
+};
+
+// Shards to compile in parallel: one per core, a few at most (each costs a target machine, a
+// context and a JITDylib).
+size_t MaxShards() {
+  static const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  return n;
+}
+
+struct HostKernelCompiler::Impl {
+  std::vector<std::unique_ptr<Shard>> shards;
   std::unordered_map<std::string, int> by_text;  // function text (name elided) -> function
   std::vector<std::string> function_names;
   std::vector<int> function_of_kernel;
   std::vector<void*> functions;
-  std::shared_ptr<const void> code;  // the JITDylib holding `functions`
+  std::shared_ptr<const void> code;  // the JITDylibs holding `functions`
   bool compiled = false;
   double ms = 0;
 };
@@ -121,11 +140,15 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
     return absl::UnimplementedError("f16 kernels need a CPU with F16C");
   }
   const auto start = Clock::now();
-  const std::string name = absl::StrCat("ember_loop_", impl_->function_names.size());
+  const size_t next = impl_->function_names.size();
+  const std::string name = absl::StrCat("ember_loop_", next);
+  const size_t shard_index = next % MaxShards();
+  if (shard_index >= impl_->shards.size()) impl_->shards.push_back(std::make_unique<Shard>());
+  Shard& shard = *impl_->shards[shard_index];
   absl::Status emitted = kernel.kind == passes::KernelKind::kReduce
-                             ? EmitReduceKernel(kernel, name, *impl_->module)
-                             : EmitLoopKernel(kernel, name, *impl_->module);
-  llvm::Function* fn = impl_->module->getFunction(name);
+                             ? EmitReduceKernel(kernel, name, *shard.module)
+                             : EmitLoopKernel(kernel, name, *shard.module);
+  llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();
     return emitted;
@@ -144,6 +167,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   } else {
     function = static_cast<int>(impl_->function_names.size());
     impl_->function_names.push_back(name);
+    shard.functions.push_back(function);
     impl_->by_text.emplace(std::move(text), function);
   }
   impl_->function_of_kernel.push_back(function);
@@ -151,75 +175,108 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   return static_cast<int>(impl_->function_of_kernel.size()) - 1;
 }
 
+namespace {
+
+// The object code of `module` (optimized and compiled, or the persistent cache's copy when
+// `cached` says so), for a thread of its own: nothing here is shared with other shards but the
+// JIT's target machine pool and the cache directory.
+absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
+                                         const std::string& cache_dir, bool* cached) {
+  *cached = false;
+  // LLVM aborts the process on invalid IR in codegen: verify first.
+  std::string problems;
+  llvm::raw_string_ostream problems_os(problems);
+  if (llvm::verifyModule(module, &problems_os)) {
+    problems_os.flush();
+    return absl::InternalError(absl::StrCat("code generator: invalid LLVM IR: ", problems));
+  }
+  module.setDataLayout(jit.data_layout());
+  module.setTargetTriple(jit.triple());
+  // The persistent cache's key: the unoptimized IR, the host and LLVM (target_id), and the
+  // pipeline below (its version tag changes whenever it does).
+  std::string key;
+  if (!cache_dir.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os, nullptr);
+    os.flush();
+    absl::StrAppend(&text, "\n; ", jit.target_id(), "; ", kPipelineTag);
+    const llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
+        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    key = absl::StrFormat("%016x%016x", hash.high64, hash.low64);
+    if (std::optional<std::string> object = ReadCachedKernels(cache_dir, key)) {
+      *cached = true;
+      return *std::move(object);
+    }
+  }
+  EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit.AcquireTargetMachine());
+  Optimize(module, *tm);
+  llvm::SmallVector<char, 0> buffer;
+  {
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      return absl::InternalError("LLVM: the host target cannot emit object files");
+    }
+    codegen.run(module);
+  }
+  CountKernelCompile();
+  std::string result(buffer.data(), buffer.size());
+  if (!cache_dir.empty()) {
+    // A cache that cannot be written only costs the next process a compile.
+    WriteCachedKernels(cache_dir, key, result).IgnoreError();
+  }
+  return result;
+}
+
+}  // namespace
+
 absl::Status HostKernelCompiler::Compile() {
   if (impl_->compiled || impl_->function_names.empty()) {
     impl_->compiled = true;
     return absl::OkStatus();
   }
   const auto start = Clock::now();
-  // LLVM aborts the process on invalid IR in codegen: verify first.
-  std::string problems;
-  llvm::raw_string_ostream problems_os(problems);
-  if (llvm::verifyModule(*impl_->module, &problems_os)) {
-    problems_os.flush();
-    return absl::InternalError(absl::StrCat("code generator: invalid LLVM IR: ", problems));
-  }
   EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
-  llvm::Module& module = *impl_->module;
-  module.setDataLayout(jit->data_layout());
-  module.setTargetTriple(jit->triple());
-
-  // The persistent cache's key: the unoptimized IR, the host and LLVM (target_id), and the
-  // pipeline below (its version tag changes whenever it does).
   const std::string cache_dir = KernelCacheDir();
-  std::string key;
-  std::optional<std::string> object;
-  if (!cache_dir.empty()) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.print(os, nullptr);
-    os.flush();
-    absl::StrAppend(&text, "\n; ", jit->target_id(), "; ", kPipelineTag);
-    const llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
-        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-    key = absl::StrFormat("%016x%016x", hash.high64, hash.low64);
-    object = ReadCachedKernels(cache_dir, key);
-  }
-  // Optimizes and compiles the module (once: the passes change it).
-  auto compile = [&]() -> absl::StatusOr<std::string> {
-    EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit->AcquireTargetMachine());
-    Optimize(module, *tm);
-    llvm::SmallVector<char, 0> buffer;
-    {
-      llvm::raw_svector_ostream os(buffer);
-      llvm::legacy::PassManager codegen;
-      if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-        return absl::InternalError("LLVM: the host target cannot emit object files");
-      }
-      codegen.run(module);
+  // Every shard but the first on a thread of its own, the first on this one. The shards'
+  // modules are independent (own contexts), and the threads end before anything is linked.
+  const size_t n = impl_->shards.size();
+  std::vector<absl::StatusOr<std::string>> objects(n, absl::UnknownError("not compiled"));
+  std::unique_ptr<bool[]> cached(new bool[n]());
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < n; ++i) {
+      threads.emplace_back([&, i] {
+        objects[i] = CompileShard(*impl_->shards[i]->module, *jit, cache_dir, &cached[i]);
+      });
     }
-    CountKernelCompile();
-    std::string result(buffer.data(), buffer.size());
-    if (!cache_dir.empty()) {
-      // A cache that cannot be written only costs the next process a compile.
-      WriteCachedKernels(cache_dir, key, result).IgnoreError();
+    objects[0] = CompileShard(*impl_->shards[0]->module, *jit, cache_dir, &cached[0]);
+    for (std::thread& t : threads) t.join();
+  }
+  auto owners = std::make_shared<std::vector<std::shared_ptr<const void>>>();
+  impl_->functions.assign(impl_->function_names.size(), nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    if (!objects[i].ok()) return objects[i].status();
+    Shard& shard = *impl_->shards[i];
+    std::vector<std::string> names;
+    for (int f : shard.functions) names.push_back(impl_->function_names[f]);
+    std::vector<void*> addresses;
+    absl::StatusOr<std::shared_ptr<const void>> code = jit->Load(*objects[i], names, addresses);
+    if (!code.ok() && cached[i]) {
+      // A cache entry that passed its checks but does not link (written by a different build,
+      // say) is replaced by a fresh compile.
+      bool unused;
+      EMBER_ASSIGN_OR_RETURN(std::string object,
+                             CompileShard(*shard.module, *jit, /*cache_dir=*/"", &unused));
+      code = jit->Load(object, names, addresses);
     }
-    return result;
-  };
-  if (object.has_value()) {
-    absl::StatusOr<std::shared_ptr<const void>> code =
-        jit->Load(*object, impl_->function_names, impl_->functions);
-    // An entry that passed its checks but does not link (written by a different build, say)
-    // is replaced by a fresh compile.
-    if (code.ok()) impl_->code = *std::move(code);
+    if (!code.ok()) return code.status();
+    owners->push_back(*std::move(code));
+    for (size_t k = 0; k < names.size(); ++k) impl_->functions[shard.functions[k]] = addresses[k];
   }
-  if (impl_->code == nullptr) {
-    EMBER_ASSIGN_OR_RETURN(std::string compiled, compile());
-    EMBER_ASSIGN_OR_RETURN(impl_->code,
-                           jit->Load(compiled, impl_->function_names, impl_->functions));
-  }
-  impl_->module.reset();
-  impl_->context.reset();
+  impl_->code = std::shared_ptr<const void>(owners, owners.get());
+  impl_->shards.clear();  // the modules and contexts
   impl_->compiled = true;
   impl_->ms += MsSince(start);
   return absl::OkStatus();
