@@ -328,6 +328,8 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
       return Maximum(type, Maximum(type, operands[1], operands[0], true), operands[2], false);
     case Opcode::kConvert:
       return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
+    case Opcode::kBitcastConvert:
+      return b_.CreateBitCast(operands[0], ComputeType(type));
     case Opcode::kIsFinite: {
       llvm::Value* x = operands[0];
       return b_.CreateFCmpONE(Intrinsic(llvm::Intrinsic::fabs, x),

@@ -164,6 +164,13 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
       return n == 3 && same_types() && !pred;
     case Opcode::kConvert:
       return n == 1 && ConvertSupported(in, t);
+    case Opcode::kBitcastConvert:
+      // Same width (the shape is kept), between types whose computed value is their stored
+      // bits: bf16/f16 compute in f32 and canonicalize NaNs when stored, which would change the
+      // bits a bitcast must keep; pred is not a number of bits.
+      return n == 1 && ir::BitWidth(in) == ir::BitWidth(t) && !pred && in != ElementType::kPred &&
+             in != ElementType::kBF16 && in != ElementType::kF16 && t != ElementType::kBF16 &&
+             t != ElementType::kF16;
     default:
       return false;
   }

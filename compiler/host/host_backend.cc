@@ -457,7 +457,7 @@ class HostCompilation {
       if (llvm_ids_[k] < 0) continue;
       absl::StrAppend(&reports.cost_report, "  llvm_", KernelName(plan_.kernels[k]), ".", k, "\n");
     }
-    absl::StrAppend(&reports.cost_report, nested_reports_);
+    absl::StrAppend(&reports.cost_report, llvm_refusals_, nested_reports_);
     reports.buffer_report = absl::StrCat(schedule_.ToString(), "\n", buffers_.ToString(entry_));
     reports.kernel_count = static_cast<int64_t>(plan_.kernels.size());
     reports.cost = passes::AnalyzeCost(entry_, &plan_);
@@ -513,7 +513,13 @@ class HostCompilation {
         continue;
       }
       absl::StatusOr<int> id = compiler_.AddKernel(kernel);
-      if (id.ok()) llvm_ids_[k] = *id;
+      if (id.ok()) {
+        llvm_ids_[k] = *id;
+      } else {
+        // No silent slow path: the kernel stays chunked, and the report says why.
+        absl::StrAppend(&llvm_refusals_, "  chunked ", KernelName(kernel), ".", k, ": ",
+                        id.status().message(), "\n");
+      }
     }
     absl::Status compiled = compiler_.Compile();
     if (!compiled.ok()) {
@@ -740,6 +746,7 @@ class HostCompilation {
   std::vector<int64_t> llvm_unit_elements_;  // per compiled kernel: input elements per unit
   int llvm_kernels_used_ = 0;
   std::string llvm_note_;
+  std::string llvm_refusals_;  // kernels the code generator did not take, and why
   std::string nested_reports_;  // the compiled loops' condition and body reports
 };
 

@@ -346,6 +346,38 @@ TEST(LoopKernelDifferentialTest, ConvertBetweenEveryPairOfTypes) {
   EXPECT_EQ(refused, 2 * (1 + 4));  // f64 and the 4 integer types wider than 16 bits, to bf16, f16
 }
 
+TEST(LoopKernelDifferentialTest, BitcastConvertBetweenTypesOfOneWidth) {
+  // jax.random's bits -> floats. bf16/f16 are refused: they compute in f32 and canonicalize NaNs
+  // when stored, which would change the bits a bitcast keeps.
+  int cases = 0, refused = 0;
+  for (const TypeInfo& from : kTypes) {
+    for (const TypeInfo& to : kTypes) {
+      if (from.type == ElementType::kPred || to.type == ElementType::kPred ||
+          ir::BitWidth(from.type) != ir::BitWidth(to.type)) {
+        continue;
+      }
+      SCOPED_TRACE(absl::StrCat("bitcast_convert ", from.mlir, " -> ", to.mlir));
+      const std::string body =
+          absl::StrCat("  %r = stablehlo.bitcast_convert %p0 : (tensor<", kN, "x", from.mlir,
+                       ">) -> tensor<", kN, "x", to.mlir, ">");
+      KernelRun run = CompareWithEvaluator(Program({from.type}, to.type, body),
+                                           MakeInputs({from.type}, kN, 700 + cases++));
+      auto narrow = [](ElementType t) {
+        return t == ElementType::kBF16 || t == ElementType::kF16;
+      };
+      if (narrow(from.type) || narrow(to.type)) {
+        EXPECT_FALSE(run.compiled);
+        ++refused;
+        continue;
+      }
+      EXPECT_TRUE(run.compiled) << run.refusal;
+      EXPECT_EQ(run.mismatches, 0);
+    }
+  }
+  EXPECT_GE(cases, 12);  // every 32- and 64-bit pair at least
+  EXPECT_GT(refused, 0);
+}
+
 TEST(LoopKernelDifferentialTest, FusedChainWithIndexOpsAndScalarConstants) {
   // softmax-like and layernorm-like bodies: broadcasts of rows and columns, a transpose, a
   // strided slice, a reshape, an iota and scalar constants, in f32 and bf16.
