@@ -319,6 +319,7 @@ class HostCompilation {
     // The thunks, in kernel order.
     std::vector<std::unique_ptr<HostThunk>> thunks;
     int fast_kernels = 0;
+    std::string evaluator_kernels;  // for the cost report: no silent slow path
     size_t next_group = 0;
     for (size_t index = 0; index < plan_.kernels.size(); ++index) {
       const passes::Kernel& kernel = plan_.kernels[index];
@@ -423,6 +424,8 @@ class HostCompilation {
       }
       std::unordered_map<const ir::Value*, ValueRef> inputs;
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
+      absl::StrAppend(&evaluator_kernels, "  evaluator ", name, ": ", kernel.root()->Describe(),
+                      "\n");
       thunks.push_back(std::make_unique<EvaluatorOpsThunk>(
           absl::StrCat("evaluator.", index, " (", kernel.root()->Describe(), ")"),
           kernel.instructions, std::move(inputs), Refs(kernel.outputs)));
@@ -448,7 +451,8 @@ class HostCompilation {
     reports.fusion_plan_dot = plan_.ToDot(entry_.name());
     reports.cost_report = plan_.CostReport();
     absl::StrAppend(&reports.cost_report, "fast kernels: ", fast_kernels, " of ",
-                    plan_.kernels.size(), " (the rest run through the evaluator's op table)\n");
+                    plan_.kernels.size(), " (the rest run through the evaluator's op table)\n",
+                    evaluator_kernels);
     absl::StrAppend(&reports.cost_report, "llvm kernels: ", llvm_kernels_used_, " of ",
                     plan_.kernels.size(), " compiled by the LLVM code generator (",
                     compiler_.unique_kernels(), " functions, ",
@@ -506,7 +510,8 @@ class HostCompilation {
         absl::StatusOr<codegen::ReduceKernelLayout> layout = codegen::LayOutReduceKernel(kernel);
         if (!layout.ok()) continue;
         const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
-        if (!grouped[k] && layout->rows < threads && !one_part) continue;
+        // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
+        if (!grouped[k] && layout->rows < threads && !one_part && chunked[k]) continue;
         llvm_units_[k] = layout->rows;
         llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
       } else {

@@ -636,6 +636,28 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, ten
   }
 }
 
+TEST(HostBackendTest, ReductionsOnlyTheCodeGeneratorTakesRunCompiledOnOneRow) {
+  // optax's "all gradients finite" check: a pred fold over a whole array (one row, fewer rows
+  // than threads) that the chunked kernels lack, then the scalar epilogue. It must not fall to
+  // the evaluator's op table for want of rows.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<512x256xf32>, %g: tensor<64x10xf32>) -> tensor<f32> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %inf = stablehlo.constant dense<0x7F800000> : tensor<512x256xf32>
+  %big = stablehlo.constant dense<3.0> : tensor<512x256xf32>
+  %m = stablehlo.compare GT, %x, %big : (tensor<512x256xf32>, tensor<512x256xf32>) -> tensor<512x256xi1>
+  %y = stablehlo.select %m, %inf, %x : tensor<512x256xi1>, tensor<512x256xf32>
+  %a = stablehlo.is_finite %y : (tensor<512x256xf32>) -> tensor<512x256xi1>
+  %r = stablehlo.reduce(%a init: %t) applies stablehlo.and across dimensions = [0, 1] : (tensor<512x256xi1>, tensor<i1>) -> tensor<i1>
+  %b = stablehlo.is_finite %g : (tensor<64x10xf32>) -> tensor<64x10xi1>
+  %s = stablehlo.reduce(%b init: %t) applies stablehlo.and across dimensions = [0, 1] : (tensor<64x10xi1>, tensor<i1>) -> tensor<i1>
+  %both = stablehlo.and %r, %s : tensor<i1>
+  %f = stablehlo.convert %both : (tensor<i1>) -> tensor<f32>
+  return %f : tensor<f32>
+})");
+  EXPECT_EQ(o.cost_report.find("evaluator "), std::string::npos) << o.cost_report;
+}
+
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
   // Futures are values of their own kind (not arena buffers): an async slice and an async
   // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs
