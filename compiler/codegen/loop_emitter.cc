@@ -96,7 +96,8 @@ class LoopEmitter {
     }
     llvm::Value* j_next = b_.CreateAdd(j, b_.getInt64(1));
     j->addIncoming(j_next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(j_next, j_end), inner, latch);
+    llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(j_next, j_end), inner, latch);
+    MarkParallel(*fn, *entry, back);
 
     b_.SetInsertPoint(latch);
     llvm::Value* next = b_.CreateAdd(row_base, j_end);
@@ -109,6 +110,28 @@ class LoopEmitter {
   }
 
  private:
+  // Marks the element loop `back` closes as parallel: no iteration reads what another writes
+  // (each writes its own output elements; an output shares memory only with an input read at
+  // the same element, before the store). LLVM then vectorizes without proving that the inputs
+  // and outputs do not overlap, which it cannot do for rows read at computed positions
+  // (concatenate, pad): it gave up on such loops and left every fused op, transcendentals
+  // included, scalar. Every memory access outside `entry` joins the loop's access group.
+  void MarkParallel(llvm::Function& fn, llvm::BasicBlock& entry, llvm::BranchInst* back) {
+    llvm::LLVMContext& ctx = module_.getContext();
+    llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+    for (llvm::BasicBlock& block : fn) {
+      if (&block == &entry) continue;
+      for (llvm::Instruction& inst : block) {
+        if (inst.mayReadOrWriteMemory()) inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+      }
+    }
+    llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
+    llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+
   // No op needs per-dim indices: only elementwise ops, reshapes and broadcasts of scalars.
   bool Flat() const {
     for (const ir::Instruction* inst : kernel_.instructions) {
