@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "compiler/codegen/kernel_disk_cache.h"
 #include "compiler/driver/compile_program.h"
 #include "compiler/frontend/options/compile_options.h"
 #include "pjrt_plugin/bindings.h"
@@ -92,9 +91,6 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
                          frontend::ReadCompileOptions(absl::Span<const uint8_t>(
                              reinterpret_cast<const uint8_t*>(options.data()), options.size())));
   EMBER_ASSIGN_OR_RETURN(CompilerOptions compiler_options, ReadCompilerOptions(compile_options));
-  // The backends' Compile does not take the options: the code generator's cache directory is
-  // process-wide, set before each compile.
-  codegen::SetKernelCacheDir(compiler_options.kernel_cache_dir);
   EMBER_ASSIGN_OR_RETURN(const backend::Backend* backend,
                          compiler::SelectBackend(*client->backends,
                                                  client->client->se_platform_name(),

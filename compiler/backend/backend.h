@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/options.h"
 #include "compiler/backend/executable.h"
 #include "compiler/ir/module.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -29,9 +30,11 @@ class Backend {
   virtual bool wants_optimized_module() const = 0;
   // `entry` belongs to a module that outlives the executable. `donations`: parameters the caller
   // may donate and the results that could take their memory (the executable keeps the safe ones
-  // in BufferLayout::result_aliases).
+  // in BufferLayout::result_aliases). `options`: this compile's (a backend reads what concerns
+  // it, such as the code generator's cache directory; nothing is process-wide).
   virtual absl::StatusOr<std::unique_ptr<Executable>> Compile(
-      const ir::Computation& entry, absl::Span<const passes::IoAlias> donations) const = 0;
+      const ir::Computation& entry, absl::Span<const passes::IoAlias> donations,
+      const CompilerOptions& options) const = 0;
 };
 
 class BackendRegistry {

@@ -32,7 +32,9 @@ bool HostCodegenBuilt();
 
 class HostKernelCompiler {
  public:
-  HostKernelCompiler();
+  // `cache_dir`: the persistent cache of object code (CompilerOptions::kernel_cache_dir; empty:
+  // none).
+  explicit HostKernelCompiler(std::string cache_dir = "");
   ~HostKernelCompiler();
   HostKernelCompiler(const HostKernelCompiler&) = delete;
   HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;

@@ -117,6 +117,7 @@ size_t MaxShards() {
 }
 
 struct HostKernelCompiler::Impl {
+  std::string cache_dir;  // the persistent cache ("" none)
   std::vector<std::unique_ptr<Shard>> shards;
   std::unordered_map<std::string, int> by_text;  // function text (name elided) -> function
   std::vector<std::string> function_names;
@@ -129,7 +130,9 @@ struct HostKernelCompiler::Impl {
 
 bool HostCodegenBuilt() { return true; }
 
-HostKernelCompiler::HostKernelCompiler() : impl_(std::make_unique<Impl>()) {}
+HostKernelCompiler::HostKernelCompiler(std::string cache_dir) : impl_(std::make_unique<Impl>()) {
+  impl_->cache_dir = std::move(cache_dir);
+}
 
 HostKernelCompiler::~HostKernelCompiler() = default;
 
@@ -238,7 +241,7 @@ absl::Status HostKernelCompiler::Compile() {
   }
   const auto start = Clock::now();
   EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
-  const std::string cache_dir = KernelCacheDir();
+  const std::string& cache_dir = impl_->cache_dir;
   // Every shard but the first on a thread of its own, the first on this one. The shards'
   // modules are independent (own contexts), and the threads end before anything is linked.
   const size_t n = impl_->shards.size();

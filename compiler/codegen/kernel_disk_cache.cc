@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,12 +18,6 @@ namespace {
 
 constexpr char kMagic[8] = {'E', 'M', 'B', 'K', 'C', 'A', 'C', '1'};
 constexpr size_t kHeaderSize = sizeof(kMagic) + 2 * sizeof(uint64_t);
-
-std::mutex dir_mutex;
-std::string& Dir() {
-  static std::string* dir = new std::string;
-  return *dir;
-}
 
 std::atomic<int64_t> hits{0}, misses{0}, corrupt{0}, writes{0}, compiles{0};
 
@@ -53,16 +46,6 @@ std::filesystem::path EntryPath(std::string_view dir, std::string_view key) {
 }
 
 }  // namespace
-
-void SetKernelCacheDir(std::string dir) {
-  std::lock_guard<std::mutex> lock(dir_mutex);
-  Dir() = std::move(dir);
-}
-
-std::string KernelCacheDir() {
-  std::lock_guard<std::mutex> lock(dir_mutex);
-  return Dir();
-}
 
 KernelCacheCounters GetKernelCacheCounters() {
   return KernelCacheCounters{hits.load(), misses.load(), corrupt.load(), writes.load(),

@@ -17,8 +17,6 @@ namespace ember::codegen {
 
 // The process-wide cache directory ("" turns the cache off). Set from the compiler options at
 // each compile; the backends' Compile does not receive the options.
-void SetKernelCacheDir(std::string dir);
-std::string KernelCacheDir();
 
 // What the cache did since the process started (tests observe hits and skipped compiles).
 struct KernelCacheCounters {

@@ -251,7 +251,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   }
   {
     profiler::ScopedEvent event("Compile", [&] { return absl::StrCat(std::string(backend.name()), " backend"); });
-    EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations));
+    EMBER_ASSIGN_OR_RETURN(program->executable, backend.Compile(*program->entry, program->donations, compiler_options));
   }
   if (dump_dir.has_value()) {
     const backend::ExecutableReports& reports = program->executable->reports();

@@ -45,7 +45,8 @@ class DoublingBackend final : public backend::Backend {
   std::string_view platform() const override { return "host"; }
   bool wants_optimized_module() const override { return false; }
   absl::StatusOr<std::unique_ptr<backend::Executable>> Compile(
-      const ir::Computation& entry, absl::Span<const passes::IoAlias>) const override {
+      const ir::Computation& entry, absl::Span<const passes::IoAlias>,
+      const CompilerOptions&) const override {
     if (entry.parameters().size() != 1 || entry.result_types().size() != 1) {
       return absl::UnimplementedError("the doubling backend takes one array to one array");
     }
@@ -111,7 +112,8 @@ TEST(BackendSeatTest, AnExecutableRunsOnlyOnItsPlatformsDevices) {
     std::string_view platform() const override { return "other"; }
     bool wants_optimized_module() const override { return false; }
     absl::StatusOr<std::unique_ptr<backend::Executable>> Compile(
-        const ir::Computation& entry, absl::Span<const passes::IoAlias>) const override {
+        const ir::Computation& entry, absl::Span<const passes::IoAlias>,
+      const CompilerOptions&) const override {
       backend::BufferLayout layout;
       layout.parameter_types = {entry.parameter(0)->type()};
       layout.result_types = entry.result_types();

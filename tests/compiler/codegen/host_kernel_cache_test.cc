@@ -99,8 +99,9 @@ int Mismatches(const Case& k, const HostLoopKernel& fn) {
 }
 
 // Compiles the case alone; the kernel keeps its code alive after the compiler is gone.
-HostLoopKernel CompileCase(const Case& k, double* ms = nullptr) {
-  HostKernelCompiler compiler;
+HostLoopKernel CompileCase(const Case& k, const std::string& cache_dir = "",
+                           double* ms = nullptr) {
+  HostKernelCompiler compiler(cache_dir);
   absl::StatusOr<int> id = compiler.AddKernel(k.kernel);
   EXPECT_TRUE(id.ok()) << id.status();
   if (!id.ok()) return {};
@@ -115,13 +116,9 @@ class CacheDir {
   explicit CacheDir(const std::string& name)
       : dir_(fs::temp_directory_path() / absl::StrCat("ember_hkc_", name, "_", getpid())) {
     fs::remove_all(dir_);
-    saved_ = KernelCacheDir();
-    SetKernelCacheDir(dir_.string());
   }
-  ~CacheDir() {
-    SetKernelCacheDir(saved_);
-    fs::remove_all(dir_);
-  }
+  ~CacheDir() { fs::remove_all(dir_); }
+  std::string path() const { return dir_.string(); }
   std::vector<fs::path> Entries() const {
     std::vector<fs::path> out;
     if (fs::exists(dir_)) {
@@ -132,7 +129,6 @@ class CacheDir {
 
  private:
   fs::path dir_;
-  std::string saved_;
 };
 
 TEST(HostKernelCacheTest, CodeOutlivesTheCompilerAndIsReleased) {
@@ -179,7 +175,7 @@ TEST(HostKernelCacheTest, DiskCacheHitSkipsCodeGeneration) {
   Case k = MakeCase(7, 21);
   ASSERT_NE(k.module, nullptr);
   const KernelCacheCounters start = GetKernelCacheCounters();
-  HostLoopKernel first = CompileCase(k);
+  HostLoopKernel first = CompileCase(k, dir.path());
   EXPECT_EQ(Mismatches(k, first), 0);
   const KernelCacheCounters after_first = GetKernelCacheCounters();
   EXPECT_EQ(after_first.compiles - start.compiles, 1);
@@ -188,7 +184,7 @@ TEST(HostKernelCacheTest, DiskCacheHitSkipsCodeGeneration) {
   ASSERT_EQ(dir.Entries().size(), 1u);
 
   // The same kernels in a new compiler (a new executable or process): a hit, no compile.
-  HostLoopKernel second = CompileCase(k);
+  HostLoopKernel second = CompileCase(k, dir.path());
   EXPECT_EQ(Mismatches(k, second), 0);
   const KernelCacheCounters after_second = GetKernelCacheCounters();
   EXPECT_EQ(after_second.hits - after_first.hits, 1);
@@ -197,7 +193,7 @@ TEST(HostKernelCacheTest, DiskCacheHitSkipsCodeGeneration) {
   // Another program is another entry.
   Case other = MakeCase(8, 22);
   ASSERT_NE(other.module, nullptr);
-  EXPECT_EQ(Mismatches(other, CompileCase(other)), 0);
+  EXPECT_EQ(Mismatches(other, CompileCase(other, dir.path())), 0);
   EXPECT_EQ(GetKernelCacheCounters().compiles - after_second.compiles, 1);
   EXPECT_EQ(dir.Entries().size(), 2u);
 }
@@ -206,7 +202,7 @@ TEST(HostKernelCacheTest, CorruptedEntryIsRecompiledAndRewritten) {
   CacheDir dir("corrupt");
   Case k = MakeCase(9, 31);
   ASSERT_NE(k.module, nullptr);
-  EXPECT_EQ(Mismatches(k, CompileCase(k)), 0);
+  EXPECT_EQ(Mismatches(k, CompileCase(k, dir.path())), 0);
   std::vector<fs::path> entries = dir.Entries();
   ASSERT_EQ(entries.size(), 1u);
   std::string good;
@@ -228,13 +224,13 @@ TEST(HostKernelCacheTest, CorruptedEntryIsRecompiledAndRewritten) {
   for (size_t d = 0; d < damaged.size(); ++d) {
     std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << damaged[d];
     const KernelCacheCounters before = GetKernelCacheCounters();
-    EXPECT_EQ(Mismatches(k, CompileCase(k)), 0) << "damage " << d;
+    EXPECT_EQ(Mismatches(k, CompileCase(k, dir.path())), 0) << "damage " << d;
     const KernelCacheCounters after = GetKernelCacheCounters();
     EXPECT_EQ(after.corrupt - before.corrupt, 1) << "damage " << d;
     EXPECT_EQ(after.compiles - before.compiles, 1) << "damage " << d;
     EXPECT_EQ(after.hits, before.hits) << "damage " << d;
     // Rewritten: the next compile is a hit again.
-    EXPECT_EQ(Mismatches(k, CompileCase(k)), 0);
+    EXPECT_EQ(Mismatches(k, CompileCase(k, dir.path())), 0);
     EXPECT_EQ(GetKernelCacheCounters().hits - after.hits, 1) << "damage " << d;
   }
   EXPECT_EQ(dir.Entries().size(), 1u);
@@ -243,12 +239,9 @@ TEST(HostKernelCacheTest, CorruptedEntryIsRecompiledAndRewritten) {
 TEST(HostKernelCacheTest, UnwritableCacheDirectoryStillCompiles) {
   const fs::path file = fs::temp_directory_path() / absl::StrCat("ember_hkc_file_", getpid());
   std::ofstream(file) << "a file, not a directory";
-  const std::string saved = KernelCacheDir();
-  SetKernelCacheDir((file / "cache").string());
   Case k = MakeCase(10, 41);
   ASSERT_NE(k.module, nullptr);
-  EXPECT_EQ(Mismatches(k, CompileCase(k)), 0);
-  SetKernelCacheDir(saved);
+  EXPECT_EQ(Mismatches(k, CompileCase(k, (file / "cache").string())), 0);
   fs::remove(file);
 }
 

@@ -122,14 +122,5 @@ TEST(KernelDiskCacheTest, BadKeysAndDirectories) {
   fs::remove_all(dir);
 }
 
-TEST(KernelDiskCacheTest, DirectorySetting) {
-  const std::string saved = KernelCacheDir();
-  SetKernelCacheDir("/tmp/somewhere");
-  EXPECT_EQ(KernelCacheDir(), "/tmp/somewhere");
-  SetKernelCacheDir("");
-  EXPECT_EQ(KernelCacheDir(), "");
-  SetKernelCacheDir(saved);
-}
-
 }  // namespace
 }  // namespace ember::codegen

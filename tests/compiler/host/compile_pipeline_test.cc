@@ -143,6 +143,38 @@ func.func @main(%x: tensor<3000xf32>, %y: tensor<3000xf32>) -> tensor<3000xf32> 
   }
 }
 
+// The code generator's persistent cache is the compile's own option, not a process-wide setting:
+// each compile writes its object code under the directory its options name, and none without.
+TEST_F(CompilePipelineTest, KernelCacheDirectoryComesWithEachCompile) {
+  if (!codegen::HostCodegenBuilt()) GTEST_SKIP() << "this build has no LLVM code generator";
+  const std::string text = R"(
+func.func @main(%x: tensor<3000xf32>) -> tensor<3000xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<3000xf32>
+  %1 = stablehlo.add %0, %x : tensor<3000xf32>
+  return %1 : tensor<3000xf32>
+})";
+  const std::filesystem::path root = std::filesystem::temp_directory_path() /
+                                     ("ember_pipeline_cache_" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  auto entries = [](const std::filesystem::path& dir) {
+    if (!std::filesystem::exists(dir)) return 0;
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file();
+    return n;
+  };
+  for (const char* name : {"a", "b", ""}) {
+    CompilerOptions options;
+    if (*name != '\0') options.kernel_cache_dir = (root / name).string();
+    auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{},
+                                  test_util::HostTestBackend(options), options);
+    ASSERT_TRUE(program.ok()) << program.status();
+  }
+  EXPECT_EQ(entries(root / "a"), 1);
+  EXPECT_EQ(entries(root / "b"), 1);
+  EXPECT_EQ(entries(root), 0);  // only the two directories: the third compile wrote nothing
+  std::filesystem::remove_all(root);
+}
+
 // A kernel over a few elements costs more to compile than to run chunked: outside loop bodies
 // it stays chunked, and the cost report says so.
 TEST_F(CompilePipelineTest, SmallKernelsStayChunked) {

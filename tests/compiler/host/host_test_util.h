@@ -47,7 +47,7 @@ inline absl::StatusOr<std::unique_ptr<CompiledEntry>> Compile(
     const ir::Computation& entry, HostBackend backend = HostBackend::kCompiled) {
   std::unique_ptr<backend::Backend> b =
       backend == HostBackend::kCompiled ? CreateHostBackend() : CreateEvaluatorBackend();
-  absl::StatusOr<std::unique_ptr<backend::Executable>> executable = b->Compile(entry, {});
+  absl::StatusOr<std::unique_ptr<backend::Executable>> executable = b->Compile(entry, {}, CompilerOptions{});
   if (!executable.ok()) return executable.status();
   return std::make_unique<CompiledEntry>(*std::move(executable));
 }
