@@ -1,7 +1,10 @@
 #include "compiler/codegen/element_generator.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/loop_support.h"
 #include "compiler/passes/rewrite.h"
 #include "llvm/IR/Module.h"
 
@@ -258,6 +261,51 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       }
       if (result == nullptr) return absl::InternalError("concatenate of empty operands");
       return result;
+    }
+    case Opcode::kGather: {
+      // The element of the operand that result element `m` copies (loop_support.h's
+      // GatherDims): start indices read from the indices at m's batch index, clamped so the
+      // slice lies inside the operand, as the spec (and the evaluator) say.
+      std::optional<GatherDims> g = ReadGatherDims(*inst);
+      if (!g.has_value()) return absl::InternalError("gather dims changed after planning");
+      const ir::Value* indices = inst->operand(1);
+      const std::vector<int64_t>& index_dims = indices->type().dims();
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      const std::vector<llvm::Value*>& m = Multi(index);
+      std::vector<llvm::Value*> batch;
+      for (int64_t d : g->batch_dims) batch.push_back(m[d]);
+      std::vector<llvm::Value*> multi(in_dims.size(), b_.getInt64(0));
+      for (size_t k = 0; k < g->start_index_map.size(); ++k) {
+        ElementIndex& at = NewIndex(&index_dims);
+        size_t next = 0;
+        for (int64_t d = 0; d < static_cast<int64_t>(index_dims.size()); ++d) {
+          at.multi.push_back(d == g->index_vector_dim ? b_.getInt64(k) : batch[next++]);
+        }
+        at.linear = Linearize(at.multi, index_dims);
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * start, Generate(indices, at));
+        start = ir::IsSignedInteger(indices->type().element_type())
+                    ? b_.CreateSExtOrTrunc(start, b_.getInt64Ty())
+                    : b_.CreateZExtOrTrunc(start, b_.getInt64Ty());
+        const int64_t d = g->start_index_map[k];
+        llvm::Value* hi = b_.getInt64(in_dims[d] - g->slice_sizes[d]);
+        start = b_.CreateSelect(b_.CreateICmpSLT(start, b_.getInt64(0)), b_.getInt64(0), start);
+        start = b_.CreateSelect(b_.CreateICmpSGT(start, hi), hi, start);
+        multi[d] = b_.CreateAdd(multi[d], start);
+      }
+      for (size_t i = 0; i < g->operand_batching_dims.size(); ++i) {
+        const int64_t d = g->indices_batching_dims[i];
+        llvm::Value* position = batch[d - (d < g->index_vector_dim ? 0 : 1)];
+        const int64_t od = g->operand_batching_dims[i];
+        multi[od] = b_.CreateAdd(multi[od], position);
+      }
+      for (size_t i = 0; i < g->offset_dims.size(); ++i) {
+        const int64_t od = g->offset_operand_dims[i];
+        multi[od] = b_.CreateAdd(multi[od], m[g->offset_dims[i]]);
+      }
+      ElementIndex& in = NewIndex(&in_dims);
+      in.multi = std::move(multi);
+      in.linear = Linearize(in.multi, in_dims);
+      return Generate(inst->operand(0), in);
     }
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;

@@ -1,9 +1,9 @@
 // The element generator of the kernel emitters: the LLVM value of one element of a kernel's
 // value at an index, generated the way XLA's elemental IR emitter does. Index ops
-// (broadcast_in_dim, reshape, transpose, slice, iota) map the index to their operand's, kernel
-// inputs are loaded at their index, elementwise ops go to the elemental emitter. Loop and
-// reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU target would call it from
-// a thread index.
+// (broadcast_in_dim, reshape, transpose, slice, iota, reverse, pad, concatenate, dynamic_slice,
+// gather) map the index to their operand's, kernel inputs are loaded at their index, elementwise
+// ops go to the elemental emitter. Loop and reduction kernels (loop_emitter.h, reduce_emitter.h)
+// share it; a GPU target would call it from a thread index.
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 

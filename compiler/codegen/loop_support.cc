@@ -1,5 +1,6 @@
 #include "compiler/codegen/loop_support.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,105 @@ namespace {
 
 using ir::Opcode;
 
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Distinct dims in [0, rank).
+bool ValidDims(const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<GatherDims> ReadGatherDims(const ir::Instruction& inst) {
+  if (inst.opcode() != Opcode::kGather || inst.operands().size() != 2 ||
+      inst.num_results() != 1) {
+    return std::nullopt;
+  }
+  const ir::Value* operand = inst.operand(0);
+  const ir::Value* indices = inst.operand(1);
+  const ir::Value* result = inst.result();
+  if (!operand->type().is_tensor() || !indices->type().is_tensor() ||
+      !ir::IsInteger(indices->type().element_type()) ||
+      result->type().element_type() != operand->type().element_type()) {
+    return std::nullopt;
+  }
+  static const std::vector<int64_t> kNone;
+  auto ints = [&](const char* name, bool required) -> const std::vector<int64_t>* {
+    const std::vector<int64_t>* v = passes::IntsAttribute(inst, name);
+    return v != nullptr ? v : required ? nullptr : &kNone;
+  };
+  const std::vector<int64_t>* offset = ints("offset_dims", false);
+  const std::vector<int64_t>* collapsed = ints("collapsed_slice_dims", false);
+  const std::vector<int64_t>* operand_batching = ints("operand_batching_dims", false);
+  const std::vector<int64_t>* indices_batching = ints("start_indices_batching_dims", false);
+  const std::vector<int64_t>* start_index_map = ints("start_index_map", true);
+  const std::vector<int64_t>* slice_sizes = ints("slice_sizes", true);
+  const ir::Attribute* ivd = inst.attribute("index_vector_dim");
+  if (start_index_map == nullptr || slice_sizes == nullptr || ivd == nullptr ||
+      ivd->kind != ir::Attribute::Kind::kInt) {
+    return std::nullopt;
+  }
+  GatherDims g;
+  g.offset_dims = *offset;
+  g.start_index_map = *start_index_map;
+  g.operand_batching_dims = *operand_batching;
+  g.indices_batching_dims = *indices_batching;
+  g.slice_sizes = *slice_sizes;
+  g.index_vector_dim = ivd->i;
+  const std::vector<int64_t>& os = operand->type().dims();
+  const std::vector<int64_t>& is = indices->type().dims();
+  const std::vector<int64_t>& rs = result->type().dims();
+  const int64_t rank = static_cast<int64_t>(os.size());
+  const int64_t index_rank = static_cast<int64_t>(is.size());
+  const int64_t result_rank = static_cast<int64_t>(rs.size());
+  std::vector<int64_t> not_offset = *collapsed;
+  not_offset.insert(not_offset.end(), operand_batching->begin(), operand_batching->end());
+  if (static_cast<int64_t>(g.slice_sizes.size()) != rank || !ValidDims(not_offset, rank) ||
+      !ValidDims(g.start_index_map, rank) || !ValidDims(g.offset_dims, result_rank) ||
+      g.index_vector_dim < 0 || g.index_vector_dim > index_rank ||
+      g.operand_batching_dims.size() != g.indices_batching_dims.size()) {
+    return std::nullopt;
+  }
+  const int64_t components = g.index_vector_dim < index_rank ? is[g.index_vector_dim] : 1;
+  if (components != static_cast<int64_t>(g.start_index_map.size())) return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (g.slice_sizes[d] < 0 || g.slice_sizes[d] > os[d]) return std::nullopt;
+    if (!Contains(not_offset, d)) g.offset_operand_dims.push_back(d);
+  }
+  for (int64_t d : *collapsed) {
+    if (g.slice_sizes[d] > 1) return std::nullopt;
+  }
+  if (g.offset_operand_dims.size() != g.offset_dims.size()) return std::nullopt;
+  std::vector<int64_t> batch_sizes;
+  for (int64_t d = 0; d < index_rank; ++d) {
+    if (d != g.index_vector_dim) batch_sizes.push_back(is[d]);
+  }
+  for (int64_t d = 0; d < result_rank; ++d) {
+    if (!Contains(g.offset_dims, d)) g.batch_dims.push_back(d);
+  }
+  if (g.batch_dims.size() != batch_sizes.size()) return std::nullopt;
+  for (size_t i = 0; i < g.batch_dims.size(); ++i) {
+    if (rs[g.batch_dims[i]] != batch_sizes[i]) return std::nullopt;
+  }
+  for (size_t i = 0; i < g.offset_dims.size(); ++i) {
+    if (rs[g.offset_dims[i]] != g.slice_sizes[g.offset_operand_dims[i]]) return std::nullopt;
+  }
+  for (size_t i = 0; i < g.indices_batching_dims.size(); ++i) {
+    const int64_t d = g.indices_batching_dims[i];
+    if (d < 0 || d >= index_rank || d == g.index_vector_dim ||
+        is[d] != os[g.operand_batching_dims[i]]) {
+      return std::nullopt;
+    }
+  }
+  return g;
+}
 
 bool IndexOpSupported(const ir::Instruction& inst) {
   if (inst.num_results() != 1 || !inst.regions().empty()) return false;
@@ -93,6 +192,9 @@ bool IndexOpSupported(const ir::Instruction& inst) {
       }
       return true;
     }
+    case Opcode::kGather:
+      return ElementalTypeSupported(inst.operand(1)->type().element_type()) &&
+             ReadGatherDims(inst).has_value();
     case Opcode::kReverse: {
       const std::vector<int64_t>* dims = passes::IntsAttribute(inst, "dimensions");
       if (inst.operands().size() != 1 || dims == nullptr ||

@@ -2,7 +2,9 @@
 #ifndef EMBER_COMPILER_CODEGEN_LOOP_SUPPORT_H_
 #define EMBER_COMPILER_CODEGEN_LOOP_SUPPORT_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/passes/fusion_plan.h"
 
@@ -18,9 +20,27 @@ std::string LoopKernelRefusal(const passes::Kernel& kernel);
 bool LoopFusibleByCodegen(const ir::Instruction& instruction);
 
 // Whether an index op of a loop kernel (broadcast_in_dim, reshape, transpose, slice, iota,
-// reverse, pad, concatenate, dynamic_slice) is one the element generator maps; elementwise ops
-// are ElementalOpSupported's.
+// reverse, pad, concatenate, dynamic_slice, gather) is one the element generator maps;
+// elementwise ops are ElementalOpSupported's.
 bool IndexOpSupported(const ir::Instruction& instruction);
+
+// A gather's dimension numbers, checked against its operand, indices and result (the spec's
+// constraints), for the element generator: result element `r` reads operand element
+//   start[k] (clamped so the slice fits) on start_index_map[k], r's batch index on the
+//   operand_batching_dims, and r's offset dims on the remaining operand dims.
+struct GatherDims {
+  std::vector<int64_t> offset_dims;          // result dims that index within the slice
+  std::vector<int64_t> offset_operand_dims;  // the operand dim of each offset dim
+  std::vector<int64_t> batch_dims;           // the other result dims, in order
+  std::vector<int64_t> start_index_map;
+  std::vector<int64_t> operand_batching_dims;
+  std::vector<int64_t> indices_batching_dims;
+  std::vector<int64_t> slice_sizes;
+  int64_t index_vector_dim = 0;
+};
+// Null when `instruction` is not a gather the element generator takes (a static one over dense
+// arrays of the emitter's types, with integer indices, whose dims are consistent).
+std::optional<GatherDims> ReadGatherDims(const ir::Instruction& instruction);
 
 }  // namespace ember::codegen
 

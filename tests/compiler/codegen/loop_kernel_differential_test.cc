@@ -465,6 +465,72 @@ func.func @main(%x: tensor<5x7x@T@>, %pv: tensor<@T@>) -> tensor<11x17x@T@> {
   }
 }
 
+// Indices for a gather: mostly in [0, bound), some negative or past it (clamped), as bytes of
+// `type`'s storage.
+ir::Literal GatherIndices(const ir::Shape& shape, int64_t bound, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ir::Literal l = ir::Literal::FromBytes(
+                      shape, std::vector<uint8_t>(shape.ByteSize(), 0)).value();
+  const int width = ir::BitWidth(shape.element_type()) / 8;
+  const bool is_signed = ir::IsSignedInteger(shape.element_type());
+  std::vector<uint8_t> bytes(l.bytes().begin(), l.bytes().end());
+  for (int64_t e = 0; e < shape.element_count(); ++e) {
+    int64_t v = static_cast<int64_t>(rng() % (bound + 6)) - (is_signed ? 3 : 0);
+    std::memcpy(bytes.data() + e * width, &v, width);  // little-endian: the low bytes
+  }
+  return ir::Literal::FromBytes(shape, bytes).value();
+}
+
+TEST(LoopKernelDifferentialTest, GatherAsJaxLowersIt) {
+  // An embedding lookup (one index per row, fused with its consumer), take_along_axis (batching
+  // dims), and two-component start indices along dim 0 with window slices; index types signed
+  // and unsigned, out-of-range starts clamped so the slice fits.
+  struct Case {
+    const char* name;
+    const char* text;  // @T@: the element type, @I@: the index type
+    int64_t bound;     // index values drawn around [0, bound)
+  };
+  const Case cases[] = {
+      {"embedding", R"(
+func.func @main(%t: tensor<10x6x@T@>, %i: tensor<4x5x1x@I@>) -> tensor<4x5x6x@T@> {
+  %g = "stablehlo.gather"(%t, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 6>} : (tensor<10x6x@T@>, tensor<4x5x1x@I@>) -> tensor<4x5x6x@T@>
+  %r = stablehlo.add %g, %g : tensor<4x5x6x@T@>
+  return %r : tensor<4x5x6x@T@>
+})", 10},
+      {"take_along_axis", R"(
+func.func @main(%t: tensor<3x8x@T@>, %i: tensor<3x5x1x@I@>) -> tensor<3x5x@T@> {
+  %g = "stablehlo.gather"(%t, %i) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1>} : (tensor<3x8x@T@>, tensor<3x5x1x@I@>) -> tensor<3x5x@T@>
+  return %g : tensor<3x5x@T@>
+})", 8},
+      {"windows", R"(
+func.func @main(%t: tensor<6x7x@T@>, %i: tensor<2x4x@I@>) -> tensor<4x2x3x@T@> {
+  %g = "stablehlo.gather"(%t, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], start_index_map = [0, 1], index_vector_dim = 0>, slice_sizes = array<i64: 2, 3>} : (tensor<6x7x@T@>, tensor<2x4x@I@>) -> tensor<4x2x3x@T@>
+  return %g : tensor<4x2x3x@T@>
+})", 7},
+  };
+  uint64_t seed = 900;
+  for (const Case& c : cases) {
+    for (const char* ty : {"f32", "bf16", "i8"}) {
+      for (const char* it : {"i32", "ui8", "i64"}) {
+        SCOPED_TRACE(absl::StrCat(c.name, " ", ty, " indices ", it));
+        const std::string text = absl::StrReplaceAll(c.text, {{"@T@", ty}, {"@I@", it}});
+        std::unique_ptr<ir::Module> probe = test_util::Parse(text);
+        ASSERT_NE(probe, nullptr);
+        const ir::Shape& table = probe->entry()->parameter(0)->type().shape();
+        const ir::Shape& index = probe->entry()->parameter(1)->type().shape();
+        std::vector<ir::Literal> one =
+            MakeInputs({table.element_type()}, table.element_count(), seed++);
+        std::vector<ir::Literal> inputs;
+        inputs.push_back(ir::Literal::FromBytes(table, one[0].bytes()).value());
+        inputs.push_back(GatherIndices(index, c.bound, seed++));
+        KernelRun run = CompareWithEvaluator(text, std::move(inputs));
+        EXPECT_TRUE(run.compiled) << run.refusal;
+        EXPECT_EQ(run.mismatches, 0);
+      }
+    }
+  }
+}
+
 TEST(LoopKernelDifferentialTest, IdenticalKernelsShareOneFunction) {
   const std::string text = Program({ElementType::kF32, ElementType::kF32}, ElementType::kF32,
                                    absl::StrCat("  %r = stablehlo.add %p0, %p1 : tensor<", kN,
