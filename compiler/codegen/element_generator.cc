@@ -54,6 +54,14 @@ void ElementGenerator::LoadInputs(llvm::Value* inputs) {
   }
 }
 
+absl::StatusOr<llvm::Value*> ElementGenerator::InputAddress(const ir::Value* value) const {
+  auto it = input_base_.find(value);
+  if (it == input_base_.end()) {
+    return absl::InternalError("kernel emitter: a value read by the kernel is no kernel input");
+  }
+  return it->second;
+}
+
 ElementIndex& ElementGenerator::NewIndex(const std::vector<int64_t>* dims) {
   ElementIndex& index = indices_.emplace_back();
   index.id = static_cast<int>(indices_.size()) - 1;

@@ -61,10 +61,15 @@ class ElementGenerator {
   // nothing generated before is reused, except the entry block's scalars.
   void NewScope();
 
+  // The index per dim of `index` (computed from its linear index the first time).
+  const std::vector<llvm::Value*>& Multi(ElementIndex& index);
+  // The row-major linear index of `multi` into `dims`.
+  llvm::Value* Linearize(const std::vector<llvm::Value*>& multi, const std::vector<int64_t>& dims);
+  // The address of kernel input `value`'s buffer (after LoadInputs).
+  absl::StatusOr<llvm::Value*> InputAddress(const ir::Value* value) const;
+
  private:
   ElementIndex& ScalarIndex();
-  const std::vector<llvm::Value*>& Multi(ElementIndex& index);
-  llvm::Value* Linearize(const std::vector<llvm::Value*>& multi, const std::vector<int64_t>& dims);
   absl::StatusOr<llvm::Value*> GenerateUncached(const ir::Value* value, ElementIndex& index);
 
   static inline const std::vector<int64_t> kNoDims;

@@ -39,9 +39,9 @@ class HostKernelCompiler {
   HostKernelCompiler(const HostKernelCompiler&) = delete;
   HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;
 
-  // Emits `kernel`, a loop or a reduction kernel (an identical earlier kernel's function is
-  // reused), and returns its id; an error (nothing added) when the code generator does not take
-  // it.
+  // Emits `kernel`, a loop or a reduction kernel or a single scatter (an identical earlier
+  // kernel's function is reused), and returns its id; an error (nothing added) when the code
+  // generator does not take it.
   absl::StatusOr<int> AddKernel(const passes::Kernel& kernel);
   // Optimizes and compiles every kernel added, once.
   absl::Status Compile();

@@ -517,6 +517,9 @@ class HostCompilation {
         if (!grouped[k] && layout->rows < threads && !one_part && chunked[k]) continue;
         llvm_units_[k] = layout->rows;
         llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
+      } else if (kernel.kind == passes::KernelKind::kSingle &&
+                 kernel.root()->opcode() == ir::Opcode::kScatter) {
+        llvm_units_[k] = 1;  // one call, one thread: updates apply in order
       } else {
         continue;
       }
@@ -525,7 +528,7 @@ class HostCompilation {
         llvm_ids_[k] = *id;
       } else {
         // No silent slow path: the kernel stays chunked, and the report says why.
-        absl::StrAppend(&llvm_refusals_, "  chunked ", KernelName(kernel), ".", k, ": ",
+        absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
                         id.status().message(), "\n");
       }
     }
@@ -755,7 +758,8 @@ class HostCompilation {
   std::vector<int64_t> llvm_unit_elements_;  // per compiled kernel: input elements per unit
   int llvm_kernels_used_ = 0;
   std::string llvm_note_;
-  std::string llvm_refusals_;  // kernels the code generator did not take, and why
+  std::string llvm_refusals_;  // kernels the code generator did not take, and why (they run
+                               // chunked or, failing that, on the evaluator's op table)
   std::string nested_reports_;  // the compiled loops' condition and body reports
 };
 
