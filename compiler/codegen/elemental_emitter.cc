@@ -2,9 +2,12 @@
 
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/codegen/elemental_support.h"
+#include "compiler/passes/rewrite.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -344,6 +347,49 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
     return absl::InternalError(absl::StrCat(inst.Describe(), ": no elemental code for this op"));
   }
   return v;
+}
+
+absl::StatusOr<std::vector<llvm::Value*>> ElementalEmitter::EmitRegion(
+    const ir::Computation& region, absl::Span<llvm::Value* const> args) {
+  if (args.size() != region.parameters().size()) {
+    return absl::InternalError(absl::StrCat("region @", region.name(), " takes ",
+                                            region.parameters().size(), " arguments, given ",
+                                            args.size()));
+  }
+  std::unordered_map<const ir::Value*, llvm::Value*> values;
+  for (size_t i = 0; i < args.size(); ++i) values[region.parameter(i)] = args[i];
+  auto value_of = [&](const ir::Value* v) -> absl::StatusOr<llvm::Value*> {
+    auto it = values.find(v);
+    if (it == values.end()) {
+      return absl::UnimplementedError(
+          absl::StrCat("region @", region.name(), " reads a value from outside it"));
+    }
+    return it->second;
+  };
+  for (const auto& inst : region.instructions()) {
+    if (inst->opcode() == ir::Opcode::kReturn) {
+      std::vector<llvm::Value*> results;
+      for (const ir::Value* v : inst->operands()) {
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * r, value_of(v));
+        results.push_back(r);
+      }
+      return results;
+    }
+    if (inst->opcode() == ir::Opcode::kConstant) {
+      const ir::Literal* literal = passes::ConstantLiteral(inst->result());
+      if (literal == nullptr) return absl::UnimplementedError(inst->Describe() + ": no literal");
+      values[inst->result()] =
+          Constant(inst->result()->type().element_type(), literal->bytes().data());
+      continue;
+    }
+    std::vector<llvm::Value*> operands;
+    for (const ir::Value* v : inst->operands()) {
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * o, value_of(v));
+      operands.push_back(o);
+    }
+    EMBER_ASSIGN_OR_RETURN(values[inst->result()], EmitElementwise(*inst, operands));
+  }
+  return absl::UnimplementedError(absl::StrCat("region @", region.name(), " has no return"));
 }
 
 }  // namespace ember::codegen

@@ -7,6 +7,8 @@
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/ir/element_type.h"
@@ -33,6 +35,11 @@ class ElementalEmitter {
   // their compute types.
   absl::StatusOr<llvm::Value*> EmitElementwise(const ir::Instruction& instruction,
                                                absl::Span<llvm::Value* const> operands);
+
+  // The values `region` returns for arguments `args` (compute types), its instructions emitted
+  // in order: a scalar region ScalarRegionSupported takes (a reduce body, a comparator).
+  absl::StatusOr<std::vector<llvm::Value*>> EmitRegion(const ir::Computation& region,
+                                                       absl::Span<llvm::Value* const> args);
 
   // op(x, y) of a binary op the elemental emitter takes (a reduce body's fold).
   llvm::Value* EmitBinary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y) {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "compiler/passes/rewrite.h"
+
 namespace ember::codegen {
 namespace {
 
@@ -174,6 +176,35 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
     default:
       return false;
   }
+}
+
+bool ScalarRegionSupported(const ir::Computation& region) {
+  auto scalar = [](const ir::Value* v) {
+    return v->type().is_tensor() && v->type().dims().empty() &&
+           ElementalTypeSupported(v->type().element_type());
+  };
+  for (const auto& p : region.parameters()) {
+    if (!scalar(p.get())) return false;
+  }
+  for (const auto& inst : region.instructions()) {
+    if (inst->opcode() == Opcode::kReturn) {
+      for (const ir::Value* v : inst->operands()) {
+        if (!scalar(v)) return false;
+      }
+      continue;
+    }
+    if (inst->num_results() != 1 || !scalar(inst->result())) return false;
+    if (inst->opcode() == Opcode::kConstant) {
+      const ir::Literal* literal = passes::ConstantLiteral(inst->result());
+      if (literal == nullptr || !(literal->shape() == inst->result()->type().shape())) return false;
+      continue;
+    }
+    for (const ir::Value* v : inst->operands()) {
+      if (!scalar(v)) return false;
+    }
+    if (!ElementalOpSupported(*inst)) return false;
+  }
+  return region.return_instruction() != nullptr;
 }
 
 }  // namespace ember::codegen

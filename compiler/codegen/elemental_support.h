@@ -25,6 +25,11 @@ bool ElementalMathOp(ir::Opcode opcode);
 // elements at the same index (not the index-changing ops: those are the kernel emitter's).
 bool ElementalOpSupported(const ir::Instruction& instruction);
 
+// Whether ElementalEmitter::EmitRegion emits `region`: parameters and values all scalars of the
+// emitter's types, computed by scalar constants and ops ElementalOpSupported takes (a reduce
+// body such as argmax's, a comparator).
+bool ScalarRegionSupported(const ir::Computation& region);
+
 }  // namespace ember::codegen
 
 #endif  // EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_

@@ -19,6 +19,7 @@
 #include "compiler/codegen/kernel_disk_cache.h"
 #include "compiler/codegen/loop_emitter.h"
 #include "compiler/codegen/reduce_emitter.h"
+#include "compiler/codegen/region_reduce_emitter.h"
 #include "compiler/codegen/scatter_emitter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -151,9 +152,10 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   Shard& shard = *impl_->shards[shard_index];
   absl::Status emitted =
       kernel.kind == passes::KernelKind::kReduce ? EmitReduceKernel(kernel, name, *shard.module)
-      : kernel.kind == passes::KernelKind::kSingle
-          ? EmitScatterKernel(kernel, name, *shard.module)
-          : EmitLoopKernel(kernel, name, *shard.module);
+      : kernel.kind != passes::KernelKind::kSingle ? EmitLoopKernel(kernel, name, *shard.module)
+      : kernel.root()->opcode() == ir::Opcode::kReduce
+          ? EmitRegionReduceKernel(kernel, name, *shard.module)
+          : EmitScatterKernel(kernel, name, *shard.module);
   llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();

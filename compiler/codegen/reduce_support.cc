@@ -166,4 +166,51 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
   return layout;
 }
 
+std::string RegionReduceKernelRefusal(const passes::Kernel& kernel) {
+  if (kernel.instructions.size() != 1 || kernel.root()->opcode() != Opcode::kReduce) {
+    return "not a single reduce";
+  }
+  const ir::Instruction& reduce = *kernel.root();
+  const size_t n = reduce.num_results();
+  if (n == 0 || reduce.operands().size() != 2 * n || reduce.regions().size() != 1) {
+    return reduce.Describe() + " is malformed";
+  }
+  const ir::Computation& body = *reduce.regions()[0];
+  if (!ScalarRegionSupported(body) || body.parameters().size() != 2 * n) {
+    return reduce.Describe() + ": its body is not a scalar region the emitter takes";
+  }
+  const std::vector<int64_t>* dims = passes::IntsAttribute(reduce, "dimensions");
+  const std::vector<int64_t>& in_dims = reduce.operand(0)->type().dims();
+  const int64_t rank = static_cast<int64_t>(in_dims.size());
+  if (dims == nullptr) return reduce.Describe() + " has no dimensions";
+  std::vector<bool> folded(rank, false);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= rank || folded[d]) return reduce.Describe() + ": bad dimensions";
+    folded[d] = true;
+  }
+  std::vector<int64_t> out_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!folded[d]) out_dims.push_back(in_dims[d]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Value* in = reduce.operand(i);
+    const ir::Value* init = reduce.operand(n + i);
+    const ir::Value* result = reduce.result(i);
+    if (!ElementalArraySupported(in) || !ElementalArraySupported(init) ||
+        !ElementalArraySupported(result) || in->type().dims() != in_dims ||
+        !init->type().dims().empty() || result->type().dims() != out_dims) {
+      return reduce.Describe() + ": operand or result types the emitter lacks";
+    }
+    const ElementType t = result->type().element_type();
+    if (init->type().element_type() != t || in->type().element_type() != t ||
+        body.parameter(i)->type().element_type() != t ||
+        body.parameter(n + i)->type().element_type() != t ||
+        body.return_instruction()->operands().size() != n ||
+        body.return_instruction()->operand(i)->type().element_type() != t) {
+      return reduce.Describe() + ": its body's types do not match its operands'";
+    }
+  }
+  return "";
+}
+
 }  // namespace ember::codegen

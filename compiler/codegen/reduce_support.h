@@ -39,6 +39,11 @@ bool ReduceFusibleByCodegen(const ir::Instruction& instruction);
 // The layout of `kernel` when EmitReduceKernel (reduce_emitter.h) emits it, else why not.
 absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel);
 
+// Empty when EmitRegionReduceKernel (region_reduce_emitter.h) emits `kernel`: a single reduce,
+// of any number of inputs, over any dims, whose body is a scalar region the elemental emitter
+// takes (argmax's value-and-index fold); else why not.
+std::string RegionReduceKernelRefusal(const passes::Kernel& kernel);
+
 }  // namespace ember::codegen
 
 #endif  // EMBER_COMPILER_CODEGEN_REDUCE_SUPPORT_H_

@@ -520,6 +520,16 @@ class HostCompilation {
       } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kScatter) {
         llvm_units_[k] = 1;  // one call, one thread: updates apply in order
+      } else if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+                 kernel.root()->opcode() == ir::Opcode::kReduce &&
+                 kernel.root()->num_results() > 0) {
+        // A reduce the reduction kernels do not fold (argmax): output elements in parallel.
+        const ir::Value* in = kernel.root()->operand(0);
+        const ir::Value* out = kernel.root()->result(0);
+        if (!in->type().is_tensor() || !out->type().is_tensor()) continue;
+        llvm_units_[k] = out->type().shape().element_count();
+        llvm_unit_elements_[k] = std::max<int64_t>(
+            1, in->type().shape().element_count() / std::max<int64_t>(1, llvm_units_[k]));
       } else {
         continue;
       }
