@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/reduce_window_support.h"
 #include "compiler/passes/rewrite.h"
 #include "llvm/IR/Module.h"
 
@@ -259,6 +260,8 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       if (result == nullptr) return absl::InternalError("concatenate of empty operands");
       return result;
     }
+    case Opcode::kReduceWindow:
+      return GenerateReduceWindow(*inst, index);
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];
@@ -278,6 +281,116 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
     operands.push_back(element);
   }
   return elemental_.EmitElementwise(*inst, operands);
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::GenerateReduceWindow(const ir::Instruction& inst,
+                                                                    ElementIndex& index) {
+  // Windows of up to this many elements are folded in straight-line code: the kernel's element
+  // loop then stays one block and vectorizes (a window over other dims than the innermost one
+  // reads consecutive elements across it).
+  constexpr int64_t kUnrolledPositions = 32;
+  const std::optional<WindowFold> fold = ReduceWindowFold(inst);
+  if (!fold.has_value()) {
+    return absl::InternalError(absl::StrCat(inst.Describe(), " is no reduce_window the emitter folds"));
+  }
+  const ir::Value* operand = inst.operand(0);
+  const std::vector<int64_t>& in_dims = operand->type().dims();
+  const size_t rank = in_dims.size();
+  const ir::ElementType t = inst.result()->type().element_type();
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * init, Generate(inst.operand(1), ScalarIndex()));
+  const std::vector<llvm::Value*> m = Multi(index);
+  // Per dim: the operand position of window index 0, before base dilation.
+  std::vector<llvm::Value*> first(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = b_.CreateSub(b_.CreateMul(m[d], b_.getInt64(fold->strides[d])),
+                            b_.getInt64(fold->padding_low[d]));
+  }
+  // The element at window index `w` (one value per dim): the operand's element there, or the
+  // init value at padding and holes. The operand is read at a clamped index either way (every
+  // lane loads in bounds), then selected, as pad does.
+  auto element_at = [&](const std::vector<llvm::Value*>& w) -> absl::StatusOr<llvm::Value*> {
+    ElementIndex& in = NewIndex(&in_dims);
+    llvm::Value* inside = nullptr;
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* q =
+          b_.CreateAdd(first[d], b_.CreateMul(w[d], b_.getInt64(fold->window_dilations[d])));
+      if (fold->always_inside[d]) {
+        in.multi.push_back(q);
+        continue;
+      }
+      llvm::Value* nonneg = b_.CreateICmpSGE(q, b_.getInt64(0));
+      llvm::Value* safe = b_.CreateSelect(nonneg, q, b_.getInt64(0));
+      llvm::Value* ok = nonneg;
+      const int64_t dilation = fold->base_dilations[d];
+      if (dilation > 1) {
+        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateURem(safe, b_.getInt64(dilation)),
+                                              b_.getInt64(0)));
+        safe = b_.CreateUDiv(safe, b_.getInt64(dilation));
+      }
+      llvm::Value* below = b_.CreateICmpSLT(safe, b_.getInt64(in_dims[d]));
+      ok = b_.CreateAnd(ok, below);
+      inside = inside == nullptr ? ok : b_.CreateAnd(inside, ok);
+      in.multi.push_back(b_.CreateSelect(below, safe, b_.getInt64(in_dims[d] - 1)));
+    }
+    in.linear = Linearize(in.multi, in_dims);
+    EMBER_ASSIGN_OR_RETURN(llvm::Value * x, Generate(operand, in));
+    return inside == nullptr ? x : b_.CreateSelect(inside, x, init);
+  };
+  llvm::Value* acc = init;
+  if (fold->positions <= kUnrolledPositions) {
+    std::vector<int64_t> w(rank, 0);
+    for (int64_t p = 0; p < fold->positions; ++p) {
+      std::vector<llvm::Value*> at;
+      for (int64_t v : w) at.push_back(b_.getInt64(v));
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * x, element_at(at));
+      acc = elemental_.EmitBinary(fold->op, t, acc, x);
+      for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {  // row-major order
+        if (++w[d] < fold->window[d]) break;
+        w[d] = 0;
+      }
+    }
+    return acc;
+  }
+  // Larger windows: a loop per windowed dim, outermost first. Code generated inside the loops
+  // is not reused after them (it does not dominate what follows).
+  const std::map<std::pair<const ir::Value*, int>, llvm::Value*> outside = memo_;
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  std::vector<llvm::Value*> w(rank, b_.getInt64(0));
+  std::vector<llvm::PHINode*> counters, accs;
+  std::vector<llvm::BasicBlock*> heads;
+  for (size_t d = 0; d < rank; ++d) {
+    if (fold->window[d] == 1) continue;
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(b_.getContext(), "window", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "w");
+    i->addIncoming(b_.getInt64(0), before);
+    llvm::PHINode* a = b_.CreatePHI(acc->getType(), 2, "window_acc");
+    a->addIncoming(acc, before);
+    acc = a;
+    w[d] = i;
+    counters.push_back(i);
+    accs.push_back(a);
+    heads.push_back(head);
+  }
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * x, element_at(w));
+  acc = elemental_.EmitBinary(fold->op, t, acc, x);
+  // Close the loops innermost first; each loop's result is the next outer one's new value.
+  size_t level = counters.size();
+  for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+    if (fold->window[d] == 1) continue;
+    --level;
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    llvm::Value* next = b_.CreateAdd(counters[level], b_.getInt64(1));
+    counters[level]->addIncoming(next, latch);
+    accs[level]->addIncoming(acc, latch);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(b_.getContext(), "window_done", fn);
+    b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(fold->window[d])), heads[level], done);
+    b_.SetInsertPoint(done);
+  }
+  memo_ = outside;
+  return acc;
 }
 
 }  // namespace ember::codegen

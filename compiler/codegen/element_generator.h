@@ -1,9 +1,10 @@
 // The element generator of the kernel emitters: the LLVM value of one element of a kernel's
 // value at an index, generated the way XLA's elemental IR emitter does. Index ops
 // (broadcast_in_dim, reshape, transpose, slice, iota) map the index to their operand's, kernel
-// inputs are loaded at their index, elementwise ops go to the elemental emitter. Loop and
-// reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU target would call it from
-// a thread index.
+// inputs are loaded at their index, elementwise ops go to the elemental emitter, a reduce_window
+// folds its operand's elements over the window (straight-line code for small windows, loops for
+// large ones). Loop and reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU
+// target would call it from a thread index.
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 
@@ -66,6 +67,10 @@ class ElementGenerator {
   const std::vector<llvm::Value*>& Multi(ElementIndex& index);
   llvm::Value* Linearize(const std::vector<llvm::Value*>& multi, const std::vector<int64_t>& dims);
   absl::StatusOr<llvm::Value*> GenerateUncached(const ir::Value* value, ElementIndex& index);
+  // A reduce_window's element: its window folded in row-major order from the init value, with
+  // the init value at padding and base-dilation holes (the evaluator's definition).
+  absl::StatusOr<llvm::Value*> GenerateReduceWindow(const ir::Instruction& instruction,
+                                                    ElementIndex& index);
 
   static inline const std::vector<int64_t> kNoDims;
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/elemental_support.h"
+#include "compiler/codegen/reduce_window_support.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::codegen {
@@ -166,7 +167,8 @@ bool LoopFusibleByCodegen(const ir::Instruction& inst) {
   for (const ir::Value* v : inst.operands()) {
     if (!ElementalArraySupported(v)) return false;
   }
-  return ElementalOpSupported(inst) || IndexOpSupported(inst);
+  return ElementalOpSupported(inst) || IndexOpSupported(inst) ||
+         ReduceWindowFold(inst).has_value();
 }
 
 std::string LoopKernelRefusal(const passes::Kernel& kernel) {
@@ -185,7 +187,8 @@ std::string LoopKernelRefusal(const passes::Kernel& kernel) {
     if (inst->num_results() != 1 || !ElementalArraySupported(inst->result())) {
       return absl::StrCat(inst->Describe(), " has a result type the emitter lacks");
     }
-    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {
+    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst) &&
+        !ReduceWindowFold(*inst).has_value()) {
       return absl::StrCat(inst->Describe(), " is not emitted yet");
     }
   }

@@ -12,9 +12,9 @@ namespace ember::codegen {
 // instruction or output it does not cover).
 std::string LoopKernelRefusal(const passes::Kernel& kernel);
 
-// Whether a loop kernel may take `instruction`: an elementwise op (ElementalOpSupported) or an
-// index op (IndexOpSupported) over dense arrays of the emitter's types. A backend's fusion
-// predicate.
+// Whether a loop kernel may take `instruction`: an elementwise op (ElementalOpSupported), an
+// index op (IndexOpSupported) or a reduce_window (ReduceWindowFold) over dense arrays of the
+// emitter's types. A backend's fusion predicate.
 bool LoopFusibleByCodegen(const ir::Instruction& instruction);
 
 // Whether an index op of a loop kernel (broadcast_in_dim, reshape, transpose, slice, iota,
