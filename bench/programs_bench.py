@@ -1,9 +1,10 @@
 """Programs that used to fall off Ember's fast path, next to XLA:CPU in the same process: a GRU
 over lax.scan (while loops with captured weights, a carried output written row by row), bf16
 layernorm + gelu (narrow floats and transcendentals), an f16 MLP training step with loss scaling,
-avg_pool (reduce_window) and a concatenate/pad/reverse chain. Each program is compiled by Ember
-and by XLA:CPU; the table gives median step times, the ratio (below 1.0: Ember is faster), the
-first-call time (compile included) and the largest difference of the results.
+avg_pool (reduce_window), max_pool's gradient (select_and_scatter) and a concatenate/pad/reverse
+chain. Each program is compiled by Ember and by XLA:CPU; the table gives median step times, the
+ratio (below 1.0: Ember is faster), the first-call time (compile included) and the largest
+difference of the results.
 
     .venv/bin/python bench/programs_bench.py [--repeat N]
 
@@ -85,6 +86,16 @@ def prog_avg_pool(rng):
     return f, (x,)
 
 
+def prog_max_pool_grad(rng):
+    x = rng.standard_normal((8, 56, 56, 64), dtype=np.float32)
+
+    def loss(x):
+        p = jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+        return jnp.sum(p * p)
+
+    return jax.grad(loss), (x,)
+
+
 def prog_pad_concat_reverse(rng):
     a = rng.standard_normal((512, 300), dtype=np.float32)
     b = rng.standard_normal((512, 212), dtype=np.float32)
@@ -102,6 +113,7 @@ PROGRAMS = [
     ("bf16 layernorm+gelu 256x1024", prog_bf16_layernorm_gelu),
     ("f16 mlp step, loss scaling", prog_f16_mlp_loss_scaling),
     ("avg_pool 3x3/2 b8 56x56x64", prog_avg_pool),
+    ("max_pool grad 3x3/2 b8 56x56x64", prog_max_pool_grad),
     ("concat/pad/reverse/roll 512x512", prog_pad_concat_reverse),
 ]
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/reduce_window_support.h"
+#include "compiler/codegen/select_and_scatter_support.h"
 #include "compiler/passes/rewrite.h"
 #include "llvm/IR/Module.h"
 
@@ -262,6 +263,8 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
     }
     case Opcode::kReduceWindow:
       return GenerateReduceWindow(*inst, index);
+    case Opcode::kSelectAndScatter:
+      return GenerateSelectAndScatter(*inst, index);
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];
@@ -289,9 +292,10 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateReduceWindow(const ir::In
   // loop then stays one block and vectorizes (a window over other dims than the innermost one
   // reads consecutive elements across it).
   constexpr int64_t kUnrolledPositions = 32;
-  const std::optional<WindowFold> fold = ReduceWindowFold(inst);
-  if (!fold.has_value()) {
-    return absl::InternalError(absl::StrCat(inst.Describe(), " is no reduce_window the emitter folds"));
+  const absl::StatusOr<WindowFold> fold = ReduceWindowFold(inst);
+  if (!fold.ok()) {
+    return absl::InternalError(
+        absl::StrCat(inst.Describe(), " is no reduce_window the emitter folds"));
   }
   const ir::Value* operand = inst.operand(0);
   const std::vector<int64_t>& in_dims = operand->type().dims();
@@ -390,6 +394,102 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateReduceWindow(const ir::In
     b_.SetInsertPoint(done);
   }
   memo_ = outside;
+  return acc;
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::GenerateSelectAndScatter(
+    const ir::Instruction& inst, ElementIndex& index) {
+  const absl::StatusOr<WindowScatter> s = SelectAndScatterFold(inst);
+  if (!s.ok()) {
+    return absl::InternalError(
+        absl::StrCat(inst.Describe(), " is no select_and_scatter the emitter gathers"));
+  }
+  const ir::Value* operand = inst.operand(0);
+  const ir::Value* source = inst.operand(1);
+  const std::vector<int64_t>& dims = operand->type().dims();
+  const std::vector<int64_t>& source_dims = source->type().dims();
+  const size_t rank = dims.size();
+  const ir::ElementType t = inst.result()->type().element_type();
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * acc, Generate(inst.operand(2), ScalarIndex()));
+  const std::vector<llvm::Value*> m = Multi(index);
+  // Per dim: the last window holding m (m + low >= 0: padding is never negative here); the
+  // windows holding m are the `holding` ones up to it that exist and reach m.
+  std::vector<llvm::Value*> last(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    last[d] = b_.CreateUDiv(b_.CreateAdd(m[d], b_.getInt64(s->padding_low[d])),
+                            b_.getInt64(s->strides[d]));
+  }
+  int64_t combinations = 1;
+  for (int64_t h : s->holding) combinations *= h;
+  int64_t positions = 1;
+  for (int64_t w : s->window) positions *= w;
+  std::vector<int64_t> k(rank, 0);
+  // The windows in the source's row-major order (the evaluator's scatter order).
+  for (int64_t c = 0; c < combinations; ++c) {
+    llvm::Value* holds = b_.getTrue();
+    std::vector<llvm::Value*> win(rank), offset(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* w = b_.CreateSub(last[d], b_.getInt64(s->holding[d] - 1 - k[d]));
+      // Its offset of m inside the window: m + low - w * stride (at least 0 as w <= last).
+      llvm::Value* off = b_.CreateSub(b_.CreateAdd(m[d], b_.getInt64(s->padding_low[d])),
+                                      b_.CreateMul(w, b_.getInt64(s->strides[d])));
+      llvm::Value* ok = b_.CreateAnd(
+          b_.CreateAnd(b_.CreateICmpSGE(w, b_.getInt64(0)),
+                       b_.CreateICmpSLT(w, b_.getInt64(s->windows[d]))),
+          b_.CreateICmpSLT(off, b_.getInt64(s->window[d])));
+      holds = b_.CreateAnd(holds, ok);
+      win[d] = b_.CreateSelect(ok, w, b_.getInt64(0));  // a window that exists, to read
+      offset[d] = off;
+    }
+    // The window's pick: its first element inside the operand, replaced by each later one
+    // inside it unless select(pick, candidate) holds.
+    llvm::Value* pick = nullptr;
+    llvm::Value* pick_at = b_.getInt64(-1);
+    llvm::Value* picked = b_.getFalse();
+    std::vector<int64_t> p(rank, 0);
+    for (int64_t q = 0; q < positions; ++q) {
+      ElementIndex& at = NewIndex(&dims);
+      llvm::Value* inside = b_.getTrue();
+      for (size_t d = 0; d < rank; ++d) {
+        llvm::Value* x = b_.CreateSub(
+            b_.CreateAdd(b_.CreateMul(win[d], b_.getInt64(s->strides[d])), b_.getInt64(p[d])),
+            b_.getInt64(s->padding_low[d]));
+        llvm::Value* in = b_.CreateAnd(b_.CreateICmpSGE(x, b_.getInt64(0)),
+                                       b_.CreateICmpSLT(x, b_.getInt64(dims[d])));
+        inside = b_.CreateAnd(inside, in);
+        at.multi.push_back(b_.CreateSelect(in, x, b_.getInt64(0)));
+      }
+      at.linear = Linearize(at.multi, dims);
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * candidate, Generate(operand, at));
+      llvm::Value* take = inside;
+      if (pick == nullptr) {
+        pick = candidate;
+      } else {
+        const std::vector<llvm::Value*> args =
+            s->swapped ? std::vector<llvm::Value*>{candidate, pick}
+                       : std::vector<llvm::Value*>{pick, candidate};
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * keep, elemental_.EmitElementwise(*s->compare, args));
+        take = b_.CreateAnd(inside, b_.CreateOr(b_.CreateNot(picked), b_.CreateNot(keep)));
+        pick = b_.CreateSelect(take, candidate, pick);
+      }
+      pick_at = b_.CreateSelect(take, b_.getInt64(q), pick_at);
+      picked = b_.CreateOr(picked, inside);
+      for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+        if (++p[d] < s->window[d]) break;
+        p[d] = 0;
+      }
+    }
+    llvm::Value* mine = b_.CreateAnd(holds, b_.CreateICmpEQ(pick_at, Linearize(offset, s->window)));
+    ElementIndex& from = NewIndex(&source_dims);
+    from.multi = win;
+    from.linear = Linearize(win, source_dims);
+    EMBER_ASSIGN_OR_RETURN(llvm::Value * x, Generate(source, from));
+    acc = b_.CreateSelect(mine, elemental_.EmitBinary(s->scatter_op, t, acc, x), acc);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++k[d] < s->holding[d]) break;
+      k[d] = 0;
+    }
+  }
   return acc;
 }
 

@@ -3,7 +3,7 @@
 // (broadcast_in_dim, reshape, transpose, slice, iota) map the index to their operand's, kernel
 // inputs are loaded at their index, elementwise ops go to the elemental emitter, a reduce_window
 // folds its operand's elements over the window (straight-line code for small windows, loops for
-// large ones). Loop and reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU
+// large ones), a select_and_scatter gathers what the windows holding the element scatter to it. Loop and reduction kernels (loop_emitter.h, reduce_emitter.h) share it; a GPU
 // target would call it from a thread index.
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
@@ -71,6 +71,10 @@ class ElementGenerator {
   // the init value at padding and base-dilation holes (the evaluator's definition).
   absl::StatusOr<llvm::Value*> GenerateReduceWindow(const ir::Instruction& instruction,
                                                     ElementIndex& index);
+  // A select_and_scatter's element, gathered: the source elements of the windows holding it
+  // whose pick it is, folded from the init value in the source's row-major order.
+  absl::StatusOr<llvm::Value*> GenerateSelectAndScatter(const ir::Instruction& instruction,
+                                                        ElementIndex& index);
 
   static inline const std::vector<int64_t> kNoDims;
 

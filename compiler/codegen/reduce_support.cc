@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/loop_support.h"
-#include "compiler/codegen/reduce_window_support.h"
 #include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/passes/rewrite.h"
 
@@ -40,15 +39,18 @@ bool KeepsLinearIndex(const ir::Instruction& inst) {
 
 }  // namespace
 
-std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
-  if (reduce.regions().size() != 1) return std::nullopt;
-  std::optional<eval::SimpleBinaryRegion> body =
-      eval::MatchSimpleBinaryRegion(*reduce.regions()[0], type);
+std::optional<Opcode> FoldOp(const ir::Computation& region, ElementType type) {
+  std::optional<eval::SimpleBinaryRegion> body = eval::MatchSimpleBinaryRegion(region, type);
   if (!body.has_value()) return std::nullopt;
   const bool bitwise = body->opcode == Opcode::kAnd || body->opcode == Opcode::kOr ||
                        body->opcode == Opcode::kXor;
   if (bitwise && ir::IsFloat(type)) return std::nullopt;
   return body->opcode;
+}
+
+std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
+  if (reduce.regions().size() != 1) return std::nullopt;
+  return FoldOp(*reduce.regions()[0], type);
 }
 
 bool ReduceFusibleByCodegen(const ir::Instruction& inst) {
@@ -145,8 +147,7 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
       over_output.insert(inst->result());
       continue;
     }
-    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst) &&
-        !ReduceWindowFold(*inst).has_value()) {
+    if (!LoopOpSupported(*inst)) {
       return Refuse(absl::StrCat(inst->Describe(), " is not emitted yet"));
     }
   }

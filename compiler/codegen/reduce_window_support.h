@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "compiler/ir/module.h"
 
 namespace ember::codegen {
@@ -27,12 +28,12 @@ struct WindowFold {
   int64_t positions = 1;  // elements per window
 };
 
-// The window of `instruction` when the element generator computes it, else nullopt. Refused:
+// The window of `instruction` when the element generator computes it, else why not. Refused:
 // variadic reduce_windows, bodies of more than one op, an empty operand, and cumulative windows
 // (cumsum and its kin) whose fold the evaluator orders otherwise (float sums and products, in
 // XLA's blocked order) or which are long (folded window by window they cost O(n^2), the
 // evaluator's scan O(n)).
-std::optional<WindowFold> ReduceWindowFold(const ir::Instruction& instruction);
+absl::StatusOr<WindowFold> ReduceWindowFold(const ir::Instruction& instruction);
 
 }  // namespace ember::codegen
 

@@ -468,7 +468,8 @@ absl::StatusOr<std::vector<EvalValue>> EvalReduceWindow(const ir::Instruction& i
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* p, fs::ArrayOperand(inst, operands, i));
     (i < n ? inputs : inits).push_back(p);
   }
-  EMBER_ASSIGN_OR_RETURN(fs::WindowParams params, fs::ReadWindowParams(inst, inputs[0]->shape().rank()));
+  EMBER_ASSIGN_OR_RETURN(fs::WindowParams params,
+                         fs::ReadWindowParams(inst, inputs[0]->shape().rank()));
   return fs::ReduceWindowCore(inst, inputs, inits, params, *inst.regions()[0], evaluator);
 }
 

@@ -21,6 +21,10 @@ bool Duplicable(const ir::Instruction& inst) {
   return inst.opcode() == Opcode::kBroadcastInDim || inst.opcode() == Opcode::kIota;
 }
 
+bool Windowed(const ir::Instruction& inst) {
+  return inst.opcode() == Opcode::kReduceWindow || inst.opcode() == Opcode::kSelectAndScatter;
+}
+
 }  // namespace
 
 std::string_view KernelKindName(KernelKind kind) {
@@ -100,8 +104,9 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
       // Below an expanding broadcast only index ops join: an elementwise producer there would be
       // recomputed once per output element instead of once per operand element (rsqrt of a
       // row statistic, recomputed for every element of the row), so it keeps a small kernel.
-      // Below a reduce_window (each operand element read once per window holding it) another
-      // reduce_window does not join: its windows would be folded again for every outer one.
+      // Below a windowed op (reduce_window, select_and_scatter: each operand element read once
+      // per window holding it) another does not join: its windows would be folded again for
+      // every outer one.
       struct Item {
         const ir::Value* value;
         bool under_copy;
@@ -117,7 +122,7 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
       if (kind == KernelKind::kReduce) {
         work.push_back({inst->operand(0), false, false, false});
       } else {
-        const bool window = inst->opcode() == Opcode::kReduceWindow;
+        const bool window = Windowed(*inst);
         for (const ir::Value* o : inst->operands()) {
           work.push_back({o, false, expanding(*inst), window});
         }
@@ -133,7 +138,7 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
         if (must_materialize.contains(v)) continue;
         if (plan.kernel_of.contains(p)) continue;
         if (item.under_expand && !Duplicable(*p) && p->opcode() != Opcode::kReshape) continue;
-        if (item.under_window && p->opcode() == Opcode::kReduceWindow) continue;
+        if (item.under_window && Windowed(*p)) continue;
         bool all_inside = !under_copy;
         for (const ir::Instruction* u : users[v]) {
           // A recomputed reader does not count: its original may be materialized elsewhere.
@@ -152,7 +157,7 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
         }
         members.insert(p);
         const bool expands = expanding(*p);
-        const bool window = item.under_window || p->opcode() == Opcode::kReduceWindow;
+        const bool window = item.under_window || Windowed(*p);
         for (const ir::Value* o : p->operands()) {
           work.push_back({o, under_copy || copy, item.under_expand || expands, window});
         }

@@ -73,6 +73,7 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
       }
       return false;
     case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
     case Opcode::kIota:
     case Opcode::kConstant:
       return false;

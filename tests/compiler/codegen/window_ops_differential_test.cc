@@ -1,9 +1,13 @@
-// reduce_window compiled by the code generator against the reference evaluator: sums, maxima and
+// The windowed ops compiled by the code generator against the reference evaluator. reduce_window:
+// sums, maxima and
 // minima over f32, f64, bf16, f16 and s32, with strides, low and high padding (which holds the
 // init value and takes part in the fold), base and window dilations, windows folded in
 // straight-line code and in loops, a fused elementwise producer and epilogue (avg_pool's
 // divide), and cumulative windows (exact folds only). Every window is folded in the evaluator's
 // row-major order from the init value, so results match bit for bit (any NaN matches any NaN).
+// select_and_scatter (max_pool's gradient): each result element gathers the source elements of
+// the windows that pick it, in the source's order, so it matches bit for bit too; ties and NaNs
+// (the first pick in window order wins) included.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -164,8 +168,105 @@ TEST(ReduceWindowDifferentialTest, CumulativeWindows) {
     EXPECT_EQ(run.compiled, c.compiled) << run.refusal << "\n" << text;
     EXPECT_EQ(run.mismatches, 0);
     if (!c.compiled) {
-      EXPECT_NE(run.refusal.find("reduce_window"), std::string::npos) << run.refusal;
+      EXPECT_NE(run.refusal.find("cumulative"), std::string::npos) << run.refusal;
     }
+  }
+}
+
+
+struct ScatterCase {
+  const char* name;
+  std::vector<int64_t> in, window, strides;
+  std::vector<int64_t> padding;  // lo0, hi0, lo1, hi1, ...
+  const char* select;            // compare direction of (current, candidate)
+  bool swapped;                  // the region compares (candidate, current)
+  const char* scatter;
+};
+
+std::vector<int64_t> SourceDims(const ScatterCase& c) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < c.in.size(); ++d) {
+    const int64_t padded = c.padding[2 * d] + c.in[d] + c.padding[2 * d + 1];
+    out.push_back(padded < c.window[d] ? 0 : (padded - c.window[d]) / c.strides[d] + 1);
+  }
+  return out;
+}
+
+// `%ss = select_and_scatter(%operand, %source, %init)` of `c` over `type`.
+std::string SelectAndScatter(const ScatterCase& c, const char* type, const std::string& operand,
+                             const std::string& source, const std::string& init) {
+  std::vector<std::string> pads;
+  for (size_t d = 0; d < c.in.size(); ++d) {
+    pads.push_back(absl::StrCat("[", c.padding[2 * d], ", ", c.padding[2 * d + 1], "]"));
+  }
+  const std::string scalar = Tensor({}, type);
+  return absl::StrCat(
+      "  %ss = \"stablehlo.select_and_scatter\"(", operand, ", ", source, ", ", init, ") ({\n",
+      "  ^bb0(%a: ", scalar, ", %b: ", scalar, "):\n", "    %c = stablehlo.compare ", c.select,
+      ", ", c.swapped ? "%b, %a" : "%a, %b", " : (", scalar, ", ", scalar, ") -> tensor<i1>\n",
+      "    stablehlo.return %c : tensor<i1>\n  }, {\n", "  ^bb0(%a: ", scalar, ", %b: ", scalar,
+      "):\n", "    %s = stablehlo.", c.scatter, " %a, %b : ", scalar, "\n",
+      "    stablehlo.return %s : ", scalar, "\n  }) {window_dimensions = array<i64: ",
+      absl::StrJoin(c.window, ", "), ">, window_strides = array<i64: ",
+      absl::StrJoin(c.strides, ", "), ">, padding = dense<[", absl::StrJoin(pads, ", "),
+      "]> : tensor<", c.in.size(), "x2xi64>} : (", Tensor(c.in, type), ", ",
+      Tensor(SourceDims(c), type), ", ", scalar, ") -> ", Tensor(c.in, type), "\n");
+}
+
+TEST(SelectAndScatterDifferentialTest, EveryWindowAndType) {
+  // max_pool's gradient (select GE, scatter add) over overlapping, padded, strided and disjoint
+  // windows; a swapped LE select scattering maxima. Small integers and the specials give ties
+  // and NaNs, where the first pick in window order must win as in the evaluator.
+  const ScatterCase kCases[] = {
+      {"max_pool grad 3x3/2 SAME", {2, 9, 9, 3}, {1, 3, 3, 1}, {1, 2, 2, 1},
+       {0, 0, 1, 1, 1, 1, 0, 0}, "GE", false, "add"},
+      {"disjoint 2x2", {6, 8}, {2, 2}, {2, 2}, {0, 0, 0, 0}, "GE", false, "add"},
+      {"overlapping, padded", {7, 5}, {3, 2}, {1, 2}, {2, 1, 0, 1}, "GT", false, "add"},
+      {"swapped LE, maxima", {7, 6}, {2, 3}, {2, 1}, {1, 0, 2, 2}, "LE", true, "maximum"},
+  };
+  constexpr ElementType kTested[] = {ElementType::kF32, ElementType::kF64, ElementType::kBF16,
+                                     ElementType::kF16, ElementType::kS32};
+  int seed = 500;
+  for (const ScatterCase& c : kCases) {
+    for (ElementType t : kTested) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", Mlir(t)));
+      const char* type = Mlir(t);
+      const std::string text = absl::StrCat(
+          "func.func @main(%x: ", Tensor(c.in, type), ", %g: ", Tensor(SourceDims(c), type),
+          ", %init: ", Tensor({}, type), ") -> ", Tensor(c.in, type), " {\n",
+          SelectAndScatter(c, type, "%x", "%g", "%init"), "  return %ss : ",
+          Tensor(c.in, type), "\n}\n");
+      KernelRun run = CompareWithEvaluator(text, InputsFor(text, seed++));
+      EXPECT_TRUE(run.compiled) << run.refusal << "\n" << text;
+      EXPECT_EQ(run.mismatches, 0);
+    }
+  }
+}
+
+TEST(SelectAndScatterDifferentialTest, FusedOperandSourceAndEpilogue) {
+  // As a max_pool's gradient sits in a training step: the pooled activations (a relu) and the
+  // incoming gradient (scaled) computed in the kernel, the result scaled again.
+  const ScatterCase c{"max_pool grad", {2, 9, 9, 3}, {1, 3, 3, 1}, {1, 2, 2, 1},
+                      {0, 0, 1, 1, 1, 1, 0, 0}, "GE", false, "add"};
+  for (const char* ty : {"f32", "bf16"}) {
+    SCOPED_TRACE(ty);
+    const std::string x = Tensor(c.in, ty);
+    const std::string g = Tensor(SourceDims(c), ty);
+    const std::string scalar = Tensor({}, ty);
+    const std::string text = absl::StrCat(
+        "func.func @main(%x: ", x, ", %g: ", g, ") -> ", x, " {\n",
+        "  %zero = stablehlo.constant dense<0.0> : ", scalar, "\n",
+        "  %half = stablehlo.constant dense<0.5> : ", scalar, "\n",
+        "  %bz = stablehlo.broadcast_in_dim %zero, dims = [] : (", scalar, ") -> ", x, "\n",
+        "  %relu = stablehlo.maximum %x, %bz : ", x, "\n",
+        "  %bh = stablehlo.broadcast_in_dim %half, dims = [] : (", scalar, ") -> ", g, "\n",
+        "  %gh = stablehlo.multiply %g, %bh : ", g, "\n",
+        SelectAndScatter(c, ty, "%relu", "%gh", "%zero"),
+        "  %bx = stablehlo.broadcast_in_dim %half, dims = [] : (", scalar, ") -> ", x, "\n",
+        "  %r = stablehlo.multiply %ss, %bx : ", x, "\n", "  return %r : ", x, "\n}\n");
+    KernelRun run = CompareWithEvaluator(text, InputsFor(text, 77));
+    EXPECT_TRUE(run.compiled) << run.refusal << "\n" << text;
+    EXPECT_EQ(run.mismatches, 0);
   }
 }
 
