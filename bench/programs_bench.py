@@ -1,12 +1,12 @@
 """Programs that used to fall off Ember's fast path (issue 14's table), next to XLA:CPU in the
 same process: a GRU over lax.scan (while loops with captured weights, a carried output written
 row by row), bf16 layernorm + gelu (narrow floats and transcendentals), an f16 MLP training step
-with loss scaling, avg_pool (reduce_window), a concatenate/pad/reverse chain, a bf16 CNN training
-step, jax.random on 10^8 elements, a 2-layer Transformer LM training step with AdamW (written in
-plain JAX: no flax in the pinned environment) and an MLP step whose update sits in a lax.cond.
-Each program is compiled by Ember and by XLA:CPU; the table gives median step times, the ratio
-(below 1.0: Ember is faster), the first-call time (compile included) and the largest difference
-of the results.
+with loss scaling, avg_pool (reduce_window), max_pool's gradient (select_and_scatter), a
+concatenate/pad/reverse chain, a bf16 CNN training step, jax.random on 10^8 elements, a 2-layer
+Transformer LM training step with AdamW (written in plain JAX: no flax in the pinned
+environment) and an MLP step whose update sits in a lax.cond. Each program is compiled by Ember
+and by XLA:CPU; the table gives median step times, the ratio (below 1.0: Ember is faster), the
+first-call time (compile included) and the largest difference of the results.
 
     .venv/bin/python bench/programs_bench.py [--repeat N] [--only NAME_PART]
 
@@ -86,6 +86,16 @@ def prog_avg_pool(rng):
         return s / 9.0
 
     return f, (x,)
+
+
+def prog_max_pool_grad(rng):
+    x = rng.standard_normal((8, 56, 56, 64), dtype=np.float32)
+
+    def loss(x):
+        p = jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+        return jnp.sum(p * p)
+
+    return jax.grad(loss), (x,)
 
 
 def prog_pad_concat_reverse(rng):
@@ -202,6 +212,7 @@ PROGRAMS = [
     ("bf16 layernorm+gelu 256x1024", prog_bf16_layernorm_gelu),
     ("f16 mlp step, loss scaling", prog_f16_mlp_loss_scaling),
     ("avg_pool 3x3/2 b8 56x56x64", prog_avg_pool),
+    ("max_pool grad 3x3/2 b8 56x56x64", prog_max_pool_grad),
     ("concat/pad/reverse/roll 512x512", prog_pad_concat_reverse),
     ("bf16 cnn step b16 32x32", prog_bf16_cnn_step),
     ("jax.random.uniform 1e8", prog_random),

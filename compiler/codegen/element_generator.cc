@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/loop_support.h"
+#include "compiler/codegen/reduce_window_support.h"
+#include "compiler/codegen/select_and_scatter_support.h"
 #include "compiler/passes/rewrite.h"
 #include "llvm/IR/Module.h"
 
@@ -315,6 +317,10 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       in.linear = Linearize(in.multi, in_dims);
       return Generate(inst->operand(0), in);
     }
+    case Opcode::kReduceWindow:
+      return GenerateReduceWindow(*inst, index);
+    case Opcode::kSelectAndScatter:
+      return GenerateSelectAndScatter(*inst, index);
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];
@@ -334,6 +340,213 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
     operands.push_back(element);
   }
   return elemental_.EmitElementwise(*inst, operands);
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::GenerateReduceWindow(const ir::Instruction& inst,
+                                                                    ElementIndex& index) {
+  // Windows of up to this many elements are folded in straight-line code: the kernel's element
+  // loop then stays one block and vectorizes (a window over other dims than the innermost one
+  // reads consecutive elements across it).
+  constexpr int64_t kUnrolledPositions = 32;
+  const absl::StatusOr<WindowFold> fold = ReduceWindowFold(inst);
+  if (!fold.ok()) {
+    return absl::InternalError(
+        absl::StrCat(inst.Describe(), " is no reduce_window the emitter folds"));
+  }
+  const ir::Value* operand = inst.operand(0);
+  const std::vector<int64_t>& in_dims = operand->type().dims();
+  const size_t rank = in_dims.size();
+  const ir::ElementType t = inst.result()->type().element_type();
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * init, Generate(inst.operand(1), ScalarIndex()));
+  const std::vector<llvm::Value*> m = Multi(index);
+  // Per dim: the operand position of window index 0, before base dilation.
+  std::vector<llvm::Value*> first(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = b_.CreateSub(b_.CreateMul(m[d], b_.getInt64(fold->strides[d])),
+                            b_.getInt64(fold->padding_low[d]));
+  }
+  // The element at window index `w` (one value per dim): the operand's element there, or the
+  // init value at padding and holes. The operand is read at a clamped index either way (every
+  // lane loads in bounds), then selected, as pad does.
+  auto element_at = [&](const std::vector<llvm::Value*>& w) -> absl::StatusOr<llvm::Value*> {
+    ElementIndex& in = NewIndex(&in_dims);
+    llvm::Value* inside = nullptr;
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* q =
+          b_.CreateAdd(first[d], b_.CreateMul(w[d], b_.getInt64(fold->window_dilations[d])));
+      if (fold->always_inside[d]) {
+        in.multi.push_back(q);
+        continue;
+      }
+      llvm::Value* nonneg = b_.CreateICmpSGE(q, b_.getInt64(0));
+      llvm::Value* safe = b_.CreateSelect(nonneg, q, b_.getInt64(0));
+      llvm::Value* ok = nonneg;
+      const int64_t dilation = fold->base_dilations[d];
+      if (dilation > 1) {
+        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateURem(safe, b_.getInt64(dilation)),
+                                              b_.getInt64(0)));
+        safe = b_.CreateUDiv(safe, b_.getInt64(dilation));
+      }
+      llvm::Value* below = b_.CreateICmpSLT(safe, b_.getInt64(in_dims[d]));
+      ok = b_.CreateAnd(ok, below);
+      inside = inside == nullptr ? ok : b_.CreateAnd(inside, ok);
+      in.multi.push_back(b_.CreateSelect(below, safe, b_.getInt64(in_dims[d] - 1)));
+    }
+    in.linear = Linearize(in.multi, in_dims);
+    EMBER_ASSIGN_OR_RETURN(llvm::Value * x, Generate(operand, in));
+    return inside == nullptr ? x : b_.CreateSelect(inside, x, init);
+  };
+  llvm::Value* acc = init;
+  if (fold->positions <= kUnrolledPositions) {
+    std::vector<int64_t> w(rank, 0);
+    for (int64_t p = 0; p < fold->positions; ++p) {
+      std::vector<llvm::Value*> at;
+      for (int64_t v : w) at.push_back(b_.getInt64(v));
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * x, element_at(at));
+      acc = elemental_.EmitBinary(fold->op, t, acc, x);
+      for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {  // row-major order
+        if (++w[d] < fold->window[d]) break;
+        w[d] = 0;
+      }
+    }
+    return acc;
+  }
+  // Larger windows: a loop per windowed dim, outermost first. Code generated inside the loops
+  // is not reused after them (it does not dominate what follows).
+  const std::map<std::pair<const ir::Value*, int>, llvm::Value*> outside = memo_;
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  std::vector<llvm::Value*> w(rank, b_.getInt64(0));
+  std::vector<llvm::PHINode*> counters, accs;
+  std::vector<llvm::BasicBlock*> heads;
+  for (size_t d = 0; d < rank; ++d) {
+    if (fold->window[d] == 1) continue;
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(b_.getContext(), "window", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "w");
+    i->addIncoming(b_.getInt64(0), before);
+    llvm::PHINode* a = b_.CreatePHI(acc->getType(), 2, "window_acc");
+    a->addIncoming(acc, before);
+    acc = a;
+    w[d] = i;
+    counters.push_back(i);
+    accs.push_back(a);
+    heads.push_back(head);
+  }
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * x, element_at(w));
+  acc = elemental_.EmitBinary(fold->op, t, acc, x);
+  // Close the loops innermost first; each loop's result is the next outer one's new value.
+  size_t level = counters.size();
+  for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+    if (fold->window[d] == 1) continue;
+    --level;
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    llvm::Value* next = b_.CreateAdd(counters[level], b_.getInt64(1));
+    counters[level]->addIncoming(next, latch);
+    accs[level]->addIncoming(acc, latch);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(b_.getContext(), "window_done", fn);
+    b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(fold->window[d])), heads[level], done);
+    b_.SetInsertPoint(done);
+  }
+  memo_ = outside;
+  return acc;
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::GenerateSelectAndScatter(
+    const ir::Instruction& inst, ElementIndex& index) {
+  const absl::StatusOr<WindowScatter> s = SelectAndScatterFold(inst);
+  if (!s.ok()) {
+    return absl::InternalError(
+        absl::StrCat(inst.Describe(), " is no select_and_scatter the emitter gathers"));
+  }
+  const ir::Value* operand = inst.operand(0);
+  const ir::Value* source = inst.operand(1);
+  const std::vector<int64_t>& dims = operand->type().dims();
+  const std::vector<int64_t>& source_dims = source->type().dims();
+  const size_t rank = dims.size();
+  const ir::ElementType t = inst.result()->type().element_type();
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * acc, Generate(inst.operand(2), ScalarIndex()));
+  const std::vector<llvm::Value*> m = Multi(index);
+  // Per dim: the last window holding m (m + low >= 0: padding is never negative here); the
+  // windows holding m are the `holding` ones up to it that exist and reach m.
+  std::vector<llvm::Value*> last(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    last[d] = b_.CreateUDiv(b_.CreateAdd(m[d], b_.getInt64(s->padding_low[d])),
+                            b_.getInt64(s->strides[d]));
+  }
+  int64_t combinations = 1;
+  for (int64_t h : s->holding) combinations *= h;
+  int64_t positions = 1;
+  for (int64_t w : s->window) positions *= w;
+  std::vector<int64_t> k(rank, 0);
+  // The windows in the source's row-major order (the evaluator's scatter order).
+  for (int64_t c = 0; c < combinations; ++c) {
+    llvm::Value* holds = b_.getTrue();
+    std::vector<llvm::Value*> win(rank), offset(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* w = b_.CreateSub(last[d], b_.getInt64(s->holding[d] - 1 - k[d]));
+      // Its offset of m inside the window: m + low - w * stride (at least 0 as w <= last).
+      llvm::Value* off = b_.CreateSub(b_.CreateAdd(m[d], b_.getInt64(s->padding_low[d])),
+                                      b_.CreateMul(w, b_.getInt64(s->strides[d])));
+      llvm::Value* ok = b_.CreateAnd(
+          b_.CreateAnd(b_.CreateICmpSGE(w, b_.getInt64(0)),
+                       b_.CreateICmpSLT(w, b_.getInt64(s->windows[d]))),
+          b_.CreateICmpSLT(off, b_.getInt64(s->window[d])));
+      holds = b_.CreateAnd(holds, ok);
+      win[d] = b_.CreateSelect(ok, w, b_.getInt64(0));  // a window that exists, to read
+      offset[d] = off;
+    }
+    // The window's pick: its first element inside the operand, replaced by each later one
+    // inside it unless select(pick, candidate) holds.
+    llvm::Value* pick = nullptr;
+    llvm::Value* pick_at = b_.getInt64(-1);
+    llvm::Value* picked = b_.getFalse();
+    std::vector<int64_t> p(rank, 0);
+    for (int64_t q = 0; q < positions; ++q) {
+      ElementIndex& at = NewIndex(&dims);
+      llvm::Value* inside = b_.getTrue();
+      for (size_t d = 0; d < rank; ++d) {
+        llvm::Value* x = b_.CreateSub(
+            b_.CreateAdd(b_.CreateMul(win[d], b_.getInt64(s->strides[d])), b_.getInt64(p[d])),
+            b_.getInt64(s->padding_low[d]));
+        llvm::Value* in = b_.CreateAnd(b_.CreateICmpSGE(x, b_.getInt64(0)),
+                                       b_.CreateICmpSLT(x, b_.getInt64(dims[d])));
+        inside = b_.CreateAnd(inside, in);
+        at.multi.push_back(b_.CreateSelect(in, x, b_.getInt64(0)));
+      }
+      at.linear = Linearize(at.multi, dims);
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * candidate, Generate(operand, at));
+      llvm::Value* take = inside;
+      if (pick == nullptr) {
+        pick = candidate;
+      } else {
+        const std::vector<llvm::Value*> args =
+            s->swapped ? std::vector<llvm::Value*>{candidate, pick}
+                       : std::vector<llvm::Value*>{pick, candidate};
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * keep, elemental_.EmitElementwise(*s->compare, args));
+        take = b_.CreateAnd(inside, b_.CreateOr(b_.CreateNot(picked), b_.CreateNot(keep)));
+        pick = b_.CreateSelect(take, candidate, pick);
+      }
+      pick_at = b_.CreateSelect(take, b_.getInt64(q), pick_at);
+      picked = b_.CreateOr(picked, inside);
+      for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+        if (++p[d] < s->window[d]) break;
+        p[d] = 0;
+      }
+    }
+    llvm::Value* mine = b_.CreateAnd(holds, b_.CreateICmpEQ(pick_at, Linearize(offset, s->window)));
+    ElementIndex& from = NewIndex(&source_dims);
+    from.multi = win;
+    from.linear = Linearize(win, source_dims);
+    EMBER_ASSIGN_OR_RETURN(llvm::Value * x, Generate(source, from));
+    acc = b_.CreateSelect(mine, elemental_.EmitBinary(s->scatter_op, t, acc, x), acc);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++k[d] < s->holding[d]) break;
+      k[d] = 0;
+    }
+  }
+  return acc;
 }
 
 }  // namespace ember::codegen

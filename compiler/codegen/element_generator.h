@@ -2,8 +2,10 @@
 // value at an index, generated the way XLA's elemental IR emitter does. Index ops
 // (broadcast_in_dim, reshape, transpose, slice, iota, reverse, pad, concatenate, dynamic_slice,
 // gather) map the index to their operand's, kernel inputs are loaded at their index, elementwise
-// ops go to the elemental emitter. Loop and reduction kernels (loop_emitter.h, reduce_emitter.h)
-// share it; a GPU target would call it from a thread index.
+// ops go to the elemental emitter, a reduce_window folds its operand's elements over the window
+// (straight-line code for small windows, loops for large ones), a select_and_scatter gathers
+// what the windows holding the element scatter to it. Loop and reduction kernels
+// (loop_emitter.h, reduce_emitter.h) share it; a GPU target would call it from a thread index.
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENT_GENERATOR_H_
 
@@ -71,6 +73,14 @@ class ElementGenerator {
  private:
   ElementIndex& ScalarIndex();
   absl::StatusOr<llvm::Value*> GenerateUncached(const ir::Value* value, ElementIndex& index);
+  // A reduce_window's element: its window folded in row-major order from the init value, with
+  // the init value at padding and base-dilation holes (the evaluator's definition).
+  absl::StatusOr<llvm::Value*> GenerateReduceWindow(const ir::Instruction& instruction,
+                                                    ElementIndex& index);
+  // A select_and_scatter's element, gathered: the source elements of the windows holding it
+  // whose pick it is, folded from the init value in the source's row-major order.
+  absl::StatusOr<llvm::Value*> GenerateSelectAndScatter(const ir::Instruction& instruction,
+                                                        ElementIndex& index);
 
   static inline const std::vector<int64_t> kNoDims;
 

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/elemental_support.h"
+#include "compiler/codegen/reduce_window_support.h"
+#include "compiler/codegen/select_and_scatter_support.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::codegen {
@@ -268,7 +270,19 @@ bool LoopFusibleByCodegen(const ir::Instruction& inst) {
   for (const ir::Value* v : inst.operands()) {
     if (!ElementalArraySupported(v)) return false;
   }
-  return ElementalOpSupported(inst) || IndexOpSupported(inst);
+  return LoopOpSupported(inst);
+}
+
+bool LoopOpSupported(const ir::Instruction& inst) {
+  return ElementalOpSupported(inst) || IndexOpSupported(inst) || ReduceWindowFold(inst).ok() ||
+         SelectAndScatterFold(inst).ok();
+}
+
+std::string WindowOpRefusal(const ir::Instruction& inst) {
+  absl::Status why;
+  if (inst.opcode() == Opcode::kReduceWindow) why = ReduceWindowFold(inst).status();
+  if (inst.opcode() == Opcode::kSelectAndScatter) why = SelectAndScatterFold(inst).status();
+  return std::string(why.message());
 }
 
 std::string LoopKernelRefusal(const passes::Kernel& kernel) {
@@ -287,8 +301,9 @@ std::string LoopKernelRefusal(const passes::Kernel& kernel) {
     if (inst->num_results() != 1 || !ElementalArraySupported(inst->result())) {
       return absl::StrCat(inst->Describe(), " has a result type the emitter lacks");
     }
-    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {
-      return absl::StrCat(inst->Describe(), " is not emitted yet");
+    if (!LoopOpSupported(*inst)) {
+      const std::string why = WindowOpRefusal(*inst);
+      return absl::StrCat(inst->Describe(), " is not emitted yet", why.empty() ? "" : ": ", why);
     }
   }
   return "";

@@ -20,20 +20,6 @@ absl::Status Refuse(const std::string& why) {
   return absl::UnimplementedError(absl::StrCat("reduction kernel: ", why));
 }
 
-// The op of a reduce body `(a, b) { return op(a, b) }` (either operand order) over scalars of
-// `type` (the evaluator's matcher), when the emitter folds with it: and, or and xor of integers
-// and pred only.
-std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
-  if (reduce.regions().size() != 1) return std::nullopt;
-  std::optional<eval::SimpleBinaryRegion> body =
-      eval::MatchSimpleBinaryRegion(*reduce.regions()[0], type);
-  if (!body.has_value()) return std::nullopt;
-  const bool bitwise = body->opcode == Opcode::kAnd || body->opcode == Opcode::kOr ||
-                       body->opcode == Opcode::kXor;
-  if (bitwise && ir::IsFloat(type)) return std::nullopt;
-  return body->opcode;
-}
-
 // An index op that maps every element to the operand's element of the same linear index
 // (reshapes, and broadcasts that only add dims of size 1).
 bool KeepsLinearIndex(const ir::Instruction& inst) {
@@ -52,6 +38,20 @@ bool KeepsLinearIndex(const ir::Instruction& inst) {
 }
 
 }  // namespace
+
+std::optional<Opcode> FoldOp(const ir::Computation& region, ElementType type) {
+  std::optional<eval::SimpleBinaryRegion> body = eval::MatchSimpleBinaryRegion(region, type);
+  if (!body.has_value()) return std::nullopt;
+  const bool bitwise = body->opcode == Opcode::kAnd || body->opcode == Opcode::kOr ||
+                       body->opcode == Opcode::kXor;
+  if (bitwise && ir::IsFloat(type)) return std::nullopt;
+  return body->opcode;
+}
+
+std::optional<Opcode> BodyOp(const ir::Instruction& reduce, ElementType type) {
+  if (reduce.regions().size() != 1) return std::nullopt;
+  return FoldOp(*reduce.regions()[0], type);
+}
 
 bool ReduceFusibleByCodegen(const ir::Instruction& inst) {
   if (inst.opcode() != Opcode::kReduce || inst.operands().size() != 2 ||
@@ -147,7 +147,7 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
       over_output.insert(inst->result());
       continue;
     }
-    if (!ElementalOpSupported(*inst) && !IndexOpSupported(*inst)) {
+    if (!LoopOpSupported(*inst)) {
       return Refuse(absl::StrCat(inst->Describe(), " is not emitted yet"));
     }
   }

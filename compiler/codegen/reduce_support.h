@@ -4,6 +4,7 @@
 #define EMBER_COMPILER_CODEGEN_REDUCE_SUPPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ struct ReduceKernelLayout {
   // over the input space (a fused producer the program also reads).
   std::vector<bool> over_output;
 };
+
+// The op of a fold region `(a, b) { return op(a, b) }` (either operand order) over scalars of
+// `type` (the evaluator's MatchSimpleBinaryRegion), when the emitters fold with it: add,
+// multiply, maximum, minimum, and and, or and xor of integers and pred only.
+std::optional<ir::Opcode> FoldOp(const ir::Computation& region, ir::ElementType type);
+// FoldOp of the one region of `instruction` (a reduce, a reduce_window).
+std::optional<ir::Opcode> BodyOp(const ir::Instruction& instruction, ir::ElementType type);
 
 // Whether `instruction` is a reduce the reduction emitter folds (one input of a supported type,
 // a scalar init, a body of one add, multiply, maximum, minimum, and, or or xor): a backend's

@@ -276,6 +276,21 @@ struct WindowParams {
   std::vector<int64_t> window_dilations;
   std::vector<int64_t> padding;  // flattened [lo0, hi0, lo1, hi1, ...]
 };
+// The window attributes of reduce_window `inst` over an operand of `rank` (strides, dilations
+// and padding default to 1, 1 and 0).
+absl::StatusOr<WindowParams> ReadWindowParams(const ir::Instruction& inst, int64_t rank);
+// reduce_window's result dims over an operand of `dims`.
+std::vector<int64_t> WindowResultDims(absl::Span<const int64_t> dims, const WindowParams& p);
+// A cumulative window: along one axis every result element's window holds all of the axis up to
+// it (a prefix, `reverse` false) or from it (a suffix), and nothing else varies (JAX lowers
+// cumsum, cumprod, cummax, cumlogsumexp this way). The evaluator folds those in XLA's blocked
+// order (tree_scan.h), not window by window.
+struct CumulativeAxis {
+  size_t axis = 0;
+  bool reverse = false;
+};
+std::optional<CumulativeAxis> FindCumulativeAxis(absl::Span<const int64_t> dims,
+                                                 const WindowParams& p);
 absl::StatusOr<std::vector<EvalValue>> ReduceWindowCore(
     const ir::Instruction& inst, const std::vector<const ir::Literal*>& inputs,
     const std::vector<const ir::Literal*>& inits, const WindowParams& params,

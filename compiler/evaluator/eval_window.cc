@@ -34,23 +34,14 @@
 namespace ember::eval {
 
 namespace fs = family_support;
+using fs::CumulativeAxis;
+using fs::FindCumulativeAxis;
+using fs::WindowResultDims;
 
 namespace {
 
 // Sources gathered at a time by the folding paths (bounded memory whatever the window size).
 constexpr int64_t kFoldChunk = int64_t{1} << 20;
-
-std::vector<int64_t> WindowResultDims(absl::Span<const int64_t> dims, const fs::WindowParams& p) {
-  std::vector<int64_t> result_dims(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t dilated = dims[i] == 0 ? 0 : (dims[i] - 1) * p.base_dilations[i] + 1;
-    const int64_t padded = p.padding[2 * i] + dilated + p.padding[2 * i + 1];
-    const int64_t window = (p.window_dimensions[i] - 1) * p.window_dilations[i] + 1;
-    result_dims[i] =
-        (padded <= 0 || window > padded) ? 0 : (padded - window) / p.window_strides[i] + 1;
-  }
-  return result_dims;
-}
 
 // Where window position `wi` of result element `ri` reads: the input's linear index, or -1 for
 // padding and base-dilation holes (which hold the init value).
@@ -65,35 +56,6 @@ int64_t WindowSource(absl::Span<const int64_t> ri, absl::Span<const int64_t> wi,
     src += (q / p.base_dilations[d]) * strides[d];
   }
   return src;
-}
-
-// A cumulative window: along one axis every result element's window holds all of the axis up to
-// it (a prefix, `reverse` false) or from it (a suffix), and nothing else varies (JAX lowers
-// cumsum, cumprod, cummax, cumlogsumexp this way).
-struct CumulativeAxis {
-  size_t axis = 0;
-  bool reverse = false;
-};
-std::optional<CumulativeAxis> FindCumulativeAxis(absl::Span<const int64_t> dims,
-                                                 const fs::WindowParams& p) {
-  std::optional<CumulativeAxis> found;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (p.window_strides[d] != 1 || p.base_dilations[d] != 1 || p.window_dilations[d] != 1) {
-      return std::nullopt;
-    }
-    const int64_t w = p.window_dimensions[d];
-    const int64_t lo = p.padding[2 * d], hi = p.padding[2 * d + 1];
-    if (w == 1 && lo == 0 && hi == 0) continue;
-    if (found.has_value() || w < dims[d] || w < 2) return std::nullopt;
-    if (lo == w - 1 && hi == 0) {
-      found = CumulativeAxis{d, false};
-    } else if (lo == 0 && hi == w - 1) {
-      found = CumulativeAxis{d, true};
-    } else {
-      return std::nullopt;
-    }
-  }
-  return found;
 }
 
 // body(init, init) == init for every input, bit for bit: then extra applications of the init
@@ -392,6 +354,53 @@ class WindowReducer {
 
 namespace family_support {
 
+std::vector<int64_t> WindowResultDims(absl::Span<const int64_t> dims, const WindowParams& p) {
+  std::vector<int64_t> result_dims(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t dilated = dims[i] == 0 ? 0 : (dims[i] - 1) * p.base_dilations[i] + 1;
+    const int64_t padded = p.padding[2 * i] + dilated + p.padding[2 * i + 1];
+    const int64_t window = (p.window_dimensions[i] - 1) * p.window_dilations[i] + 1;
+    result_dims[i] =
+        (padded <= 0 || window > padded) ? 0 : (padded - window) / p.window_strides[i] + 1;
+  }
+  return result_dims;
+}
+
+std::optional<CumulativeAxis> FindCumulativeAxis(absl::Span<const int64_t> dims,
+                                                 const WindowParams& p) {
+  std::optional<CumulativeAxis> found;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (p.window_strides[d] != 1 || p.base_dilations[d] != 1 || p.window_dilations[d] != 1) {
+      return std::nullopt;
+    }
+    const int64_t w = p.window_dimensions[d];
+    const int64_t lo = p.padding[2 * d], hi = p.padding[2 * d + 1];
+    if (w == 1 && lo == 0 && hi == 0) continue;
+    if (found.has_value() || w < dims[d] || w < 2) return std::nullopt;
+    if (lo == w - 1 && hi == 0) {
+      found = CumulativeAxis{d, false};
+    } else if (lo == 0 && hi == w - 1) {
+      found = CumulativeAxis{d, true};
+    } else {
+      return std::nullopt;
+    }
+  }
+  return found;
+}
+
+absl::StatusOr<WindowParams> ReadWindowParams(const ir::Instruction& inst, int64_t rank) {
+  WindowParams p;
+  const std::vector<int64_t> ones(static_cast<size_t>(rank), 1);
+  EMBER_ASSIGN_OR_RETURN(p.window_dimensions, IntsAttr(inst, "window_dimensions"));
+  EMBER_ASSIGN_OR_RETURN(p.window_strides, IntsAttr(inst, "window_strides", ones));
+  EMBER_ASSIGN_OR_RETURN(p.base_dilations, IntsAttr(inst, "base_dilations", ones));
+  EMBER_ASSIGN_OR_RETURN(p.window_dilations, IntsAttr(inst, "window_dilations", ones));
+  EMBER_ASSIGN_OR_RETURN(
+      p.padding,
+      IntsAttr(inst, "padding", std::vector<int64_t>(static_cast<size_t>(2 * rank), 0)));
+  return p;
+}
+
 absl::StatusOr<std::vector<EvalValue>> ReduceWindowCore(
     const ir::Instruction& inst, const std::vector<const ir::Literal*>& inputs,
     const std::vector<const ir::Literal*>& inits, const WindowParams& p,
@@ -446,19 +455,6 @@ absl::StatusOr<std::vector<EvalValue>> ReduceWindowCore(
 
 namespace {
 
-absl::StatusOr<fs::WindowParams> ReadWindow(const ir::Instruction& inst, int64_t rank) {
-  fs::WindowParams p;
-  const std::vector<int64_t> ones(static_cast<size_t>(rank), 1);
-  EMBER_ASSIGN_OR_RETURN(p.window_dimensions, fs::IntsAttr(inst, "window_dimensions"));
-  EMBER_ASSIGN_OR_RETURN(p.window_strides, fs::IntsAttr(inst, "window_strides", ones));
-  EMBER_ASSIGN_OR_RETURN(p.base_dilations, fs::IntsAttr(inst, "base_dilations", ones));
-  EMBER_ASSIGN_OR_RETURN(p.window_dilations, fs::IntsAttr(inst, "window_dilations", ones));
-  EMBER_ASSIGN_OR_RETURN(
-      p.padding,
-      fs::IntsAttr(inst, "padding", std::vector<int64_t>(static_cast<size_t>(2 * rank), 0)));
-  return p;
-}
-
 absl::StatusOr<std::vector<EvalValue>> EvalReduceWindow(const ir::Instruction& inst,
                                                         std::vector<EvalValue>& operands,
                                                         Evaluator& evaluator) {
@@ -472,7 +468,8 @@ absl::StatusOr<std::vector<EvalValue>> EvalReduceWindow(const ir::Instruction& i
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* p, fs::ArrayOperand(inst, operands, i));
     (i < n ? inputs : inits).push_back(p);
   }
-  EMBER_ASSIGN_OR_RETURN(fs::WindowParams params, ReadWindow(inst, inputs[0]->shape().rank()));
+  EMBER_ASSIGN_OR_RETURN(fs::WindowParams params,
+                         fs::ReadWindowParams(inst, inputs[0]->shape().rank()));
   return fs::ReduceWindowCore(inst, inputs, inits, params, *inst.regions()[0], evaluator);
 }
 

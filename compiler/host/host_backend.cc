@@ -500,6 +500,11 @@ class HostCompilation {
     const int64_t threads = ThreadPool::Default().size();
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
+      // A windowed op the code generator leaves to the evaluator says why.
+      if (std::string why = codegen::WindowOpRefusal(*kernel.root()); !why.empty()) {
+        absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
+                        kernel.root()->Describe(), "): the evaluator runs it: ", why, "\n");
+      }
       // A kernel over a few elements, run once per launch, costs more to compile than the chunked
       // kernel's overhead: it stays chunked (not in loop bodies, which run it every iteration).
       if (!loop_region_ && chunked[k] && !grouped[k] &&

@@ -21,6 +21,10 @@ bool Duplicable(const ir::Instruction& inst) {
   return inst.opcode() == Opcode::kBroadcastInDim || inst.opcode() == Opcode::kIota;
 }
 
+bool Windowed(const ir::Instruction& inst) {
+  return inst.opcode() == Opcode::kReduceWindow || inst.opcode() == Opcode::kSelectAndScatter;
+}
+
 }  // namespace
 
 std::string_view KernelKindName(KernelKind kind) {
@@ -100,10 +104,14 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
       // Below an expanding broadcast only index ops join: an elementwise producer there would be
       // recomputed once per output element instead of once per operand element (rsqrt of a
       // row statistic, recomputed for every element of the row), so it keeps a small kernel.
+      // Below a windowed op (reduce_window, select_and_scatter: each operand element read once
+      // per window holding it) another does not join: its windows would be folded again for
+      // every outer one.
       struct Item {
         const ir::Value* value;
         bool under_copy;
         bool under_expand;
+        bool under_window;
       };
       auto expanding = [](const ir::Instruction& i) {
         return i.opcode() == Opcode::kBroadcastInDim && i.operand(0)->type().is_tensor() &&
@@ -112,9 +120,12 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
       };
       std::vector<Item> work;
       if (kind == KernelKind::kReduce) {
-        work.push_back({inst->operand(0), false, false});
+        work.push_back({inst->operand(0), false, false, false});
       } else {
-        for (const ir::Value* o : inst->operands()) work.push_back({o, false, expanding(*inst)});
+        const bool window = Windowed(*inst);
+        for (const ir::Value* o : inst->operands()) {
+          work.push_back({o, false, expanding(*inst), window});
+        }
       }
       while (!work.empty()) {
         const Item item = work.back();
@@ -127,6 +138,7 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
         if (must_materialize.contains(v)) continue;
         if (plan.kernel_of.contains(p)) continue;
         if (item.under_expand && !Duplicable(*p) && p->opcode() != Opcode::kReshape) continue;
+        if (item.under_window && Windowed(*p)) continue;
         bool all_inside = !under_copy;
         for (const ir::Instruction* u : users[v]) {
           // A recomputed reader does not count: its original may be materialized elsewhere.
@@ -145,8 +157,9 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
         }
         members.insert(p);
         const bool expands = expanding(*p);
+        const bool window = item.under_window || Windowed(*p);
         for (const ir::Value* o : p->operands()) {
-          work.push_back({o, under_copy || copy, item.under_expand || expands});
+          work.push_back({o, under_copy || copy, item.under_expand || expands, window});
         }
       }
     }

@@ -36,6 +36,9 @@ bool IdentityRead(const ir::Instruction& inst, size_t i) {
     }
     case Opcode::kTranspose:
     case Opcode::kSlice:
+    case Opcode::kReverse:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
     case Opcode::kIota:
     case Opcode::kReduce:
     case Opcode::kConstant:

@@ -72,6 +72,8 @@ bool PreservesRows(const ir::Instruction& inst, size_t i, int64_t rows) {
         return true;
       }
       return false;
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
     case Opcode::kIota:
     case Opcode::kConstant:
       return false;

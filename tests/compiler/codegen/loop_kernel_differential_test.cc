@@ -24,6 +24,7 @@
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/passes/rewrite.h"
+#include "tests/compiler/codegen/differential_harness.h"
 #include "tests/compiler/codegen/differential_inputs.h"
 #include "tests/compiler/parse_module.h"
 
@@ -32,162 +33,8 @@ namespace {
 
 using ir::ElementType;
 
-using namespace test_inputs;  // NOLINT: the shared input makers
-
-// The single-kernel program `text` (one entry, the root's result returned) compiled as one loop
-// kernel and compared with the evaluator on `inputs`. Returns the number of mismatches.
-struct KernelRun {
-  bool compiled = false;
-  std::string refusal;
-  int mismatches = 0;
-};
-
-// How far a result may be from the evaluator's: bit for bit by default; `ulp` units in the last
-// place of floats (polynomial transcendentals); `relative` of max(1, |evaluator|) for floats
-// (reassociated sums).
-struct Tolerance {
-  int64_t ulp = 0;
-  double relative = 0;
-};
-
-// The distance of two floats of `t` in units in the last place (0 for +0 and -0).
-int64_t UlpDistance(ElementType t, uint64_t a, uint64_t b) {
-  const int w = Width(t);
-  const uint64_t sign = uint64_t{1} << (w - 1);
-  auto ordered = [&](uint64_t x) {
-    return (x & sign) ? -static_cast<int64_t>(x & (sign - 1)) : static_cast<int64_t>(x);
-  };
-  return std::abs(ordered(a) - ordered(b));
-}
-
-double AsDouble(ElementType t, uint64_t bits) {
-  switch (t) {
-    case ElementType::kF64: {
-      double d;
-      std::memcpy(&d, &bits, 8);
-      return d;
-    }
-    case ElementType::kF32: {
-      float f;
-      const uint32_t b = static_cast<uint32_t>(bits);
-      std::memcpy(&f, &b, 4);
-      return f;
-    }
-    case ElementType::kBF16: return ir::BF16{static_cast<uint16_t>(bits)}.ToFloat();
-    default: return ir::F16{static_cast<uint16_t>(bits)}.ToFloat();
-  }
-}
-
-bool Close(ElementType t, uint64_t a, uint64_t b, const Tolerance& tolerance) {
-  if (!IsF(t)) return false;
-  if (tolerance.ulp > 0 && UlpDistance(t, a, b) <= tolerance.ulp) return true;
-  if (tolerance.relative > 0) {
-    const double x = AsDouble(t, a), y = AsDouble(t, b);
-    if (std::isfinite(x) && std::isfinite(y) &&
-        std::abs(x - y) <= tolerance.relative * std::max(1.0, std::abs(y))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The entry's instructions as one kernel: a reduction kernel when it has a reduce.
-passes::Kernel WholeEntryKernel(const ir::Computation& entry) {
-  passes::Kernel kernel;
-  kernel.kind = passes::KernelKind::kLoop;
-  for (const auto& inst : entry.instructions()) {
-    if (inst->opcode() == ir::Opcode::kReturn) continue;
-    if (inst->opcode() == ir::Opcode::kReduce) kernel.kind = passes::KernelKind::kReduce;
-    if (inst->opcode() == ir::Opcode::kScatter) kernel.kind = passes::KernelKind::kSingle;
-    kernel.instructions.push_back(inst.get());
-  }
-  for (const auto& p : entry.parameters()) kernel.inputs.push_back(p.get());
-  // Constants inside the program are kernel inputs (the backend places them as buffers); a
-  // scalar one is folded into the code.
-  for (const ir::Instruction* inst : std::vector<const ir::Instruction*>(kernel.instructions)) {
-    if (inst->opcode() == ir::Opcode::kConstant) kernel.inputs.push_back(inst->result());
-  }
-  std::erase_if(kernel.instructions,
-                [](const ir::Instruction* i) { return i->opcode() == ir::Opcode::kConstant; });
-  for (const ir::Value* v : entry.return_instruction()->operands()) kernel.outputs.push_back(v);
-  return kernel;
-}
-
-KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal> inputs,
-                               int64_t begin_split = -1, Tolerance tolerance = {}) {
-  KernelRun run;
-  std::unique_ptr<ir::Module> module = test_util::Parse(text);
-  if (module == nullptr) return run;
-  const ir::Computation& entry = *module->entry();
-  passes::Kernel kernel = WholeEntryKernel(entry);
-  HostKernelCompiler compiler;
-  absl::StatusOr<int> id = compiler.AddKernel(kernel);
-  if (!id.ok()) {
-    run.refusal = std::string(id.status().message());
-    return run;
-  }
-  absl::Status compiled = compiler.Compile();
-  EXPECT_TRUE(compiled.ok()) << compiled << "\n" << text;
-  if (!compiled.ok()) return run;
-  run.compiled = true;
-  HostLoopKernel fn = compiler.Get(*id);
-
-  eval::Evaluator evaluator;
-  std::vector<eval::EvalValue> args;
-  for (const ir::Literal& l : inputs) args.push_back(eval::EvalValue::Array(l.Clone().value()));
-  absl::StatusOr<std::vector<eval::EvalValue>> want = evaluator.Run(entry, std::move(args));
-  EXPECT_TRUE(want.ok()) << want.status() << "\n" << text;
-  if (!want.ok()) return run;
-
-  std::vector<const void*> in;
-  for (size_t k = 0; k < entry.parameters().size(); ++k) in.push_back(inputs[k].bytes().data());
-  for (size_t k = entry.parameters().size(); k < kernel.inputs.size(); ++k) {
-    in.push_back(passes::ConstantLiteral(kernel.inputs[k])->bytes().data());
-  }
-  std::vector<ir::Literal> got;
-  std::vector<void*> out;
-  for (const ir::Value* v : kernel.outputs) {
-    got.push_back(ir::Literal::Create(v->type().shape()).value());
-    std::memset(got.back().mutable_bytes().data(), 0xA5, got.back().size_bytes());
-    out.push_back(got.back().mutable_bytes().data());
-  }
-  // The function's units: output elements of a loop kernel, rows of a reduction kernel.
-  int64_t n = kernel.root()->result()->type().shape().element_count();
-  if (kernel.kind == passes::KernelKind::kReduce) {
-    for (const ir::Instruction* inst : kernel.instructions) {
-      if (inst->opcode() == ir::Opcode::kReduce) n = inst->result()->type().shape().element_count();
-    }
-  }
-  // Two calls over a split of the range, as threads run it.
-  const int64_t split = begin_split >= 0 ? begin_split : n / 3;
-  fn.fn(in.data(), out.data(), 0, split);
-  fn.fn(in.data(), out.data(), split, n);
-
-  for (size_t o = 0; o < got.size(); ++o) {
-    const ElementType t = kernel.outputs[o]->type().element_type();
-    const int bytes = ir::StorageBytes(t);
-    const ir::Literal& w = (*want)[o].array;
-    for (int64_t i = 0; i < w.shape().element_count(); ++i) {
-      uint64_t a = 0, b = 0;
-      std::memcpy(&a, got[o].bytes().data() + i * bytes, bytes);
-      std::memcpy(&b, w.bytes().data() + i * bytes, bytes);
-      if (a == b || (IsNan(t, a) && IsNan(t, b)) || Close(t, a, b, tolerance)) continue;
-      if (++run.mismatches <= 5) {
-        std::string operands;
-        for (const ir::Literal& l : inputs) {
-          const int ib = ir::StorageBytes(l.element_type());
-          uint64_t x = 0;
-          if (i < l.shape().element_count()) std::memcpy(&x, l.bytes().data() + i * ib, ib);
-          absl::StrAppend(&operands, " 0x", absl::Hex(x));
-        }
-        ADD_FAILURE() << "element " << i << ": got 0x" << absl::StrCat(absl::Hex(a))
-                      << ", evaluator 0x" << absl::StrCat(absl::Hex(b)) << " (operands"
-                      << operands << ")\n" << text;
-      }
-    }
-  }
-  return run;
-}
+using namespace test_inputs;   // NOLINT: the shared input makers
+using namespace test_harness;  // NOLINT: the shared comparison with the evaluator
 
 constexpr int64_t kN = 700;  // more than specials^2 for every type, and not a vector multiple
 
@@ -199,20 +46,6 @@ std::string Program(const std::vector<ElementType>& in, ElementType out, const s
   }
   return absl::StrCat("func.func @main(", params, ") -> tensor<", n, "x", Mlir(out), "> {\n",
                       body, "\n  return %r : tensor<", n, "x", Mlir(out), ">\n}\n");
-}
-
-// Inputs for every parameter of `text` (the specials first, then random elements).
-std::vector<ir::Literal> InputsFor(const std::string& text, uint64_t seed) {
-  std::vector<ir::Literal> inputs;
-  std::unique_ptr<ir::Module> probe = test_util::Parse(text);
-  if (probe == nullptr) return inputs;
-  for (const auto& p : probe->entry()->parameters()) {
-    const ElementType et = p->type().element_type();
-    std::vector<ir::Literal> one =
-        MakeInputs({et}, std::max<int64_t>(1, p->type().shape().element_count()), seed++);
-    inputs.push_back(ir::Literal::FromBytes(p->type().shape(), one[0].bytes()).value());
-  }
-  return inputs;
 }
 
 struct OpCase {

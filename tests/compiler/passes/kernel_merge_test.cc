@@ -340,5 +340,42 @@ func.func @main(%x: tensor<16x48xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   EXPECT_EQ(plan.kernels[0].inputs.size(), 3u);  // x and the two inits
 }
 
+
+TEST(KernelMergeTest, WindowedOpsFuseProducersAndEpiloguesButNotEachOther) {
+  // A reduce_window takes its elementwise producer and its epilogue, but not the reduce_window
+  // below it (whose windows it would fold again for each of its own), and its result, of the
+  // operand's shape, is not read at the same index: the sibling over x stays its own kernel.
+  auto loop_or_window = [](const ir::Instruction& inst) {
+    return Loop(inst) || inst.opcode() == Opcode::kReduceWindow;
+  };
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %x, %x : tensor<8x8xf32>
+  %a = "stablehlo.reduce_window"(%sq, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %s = stablehlo.add %p, %q : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 3, 3>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %b = "stablehlo.reduce_window"(%a, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %s = stablehlo.add %p, %q : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 3, 3>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %nine = stablehlo.constant dense<9.0> : tensor<f32>
+  %b9 = stablehlo.broadcast_in_dim %nine, dims = [] : (tensor<f32>) -> tensor<8x8xf32>
+  %avg = stablehlo.divide %b, %b9 : tensor<8x8xf32>
+  %y = stablehlo.add %x, %x : tensor<8x8xf32>
+  return %avg, %y : tensor<8x8xf32>, tensor<8x8xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = PlanFusion(*m->entry(), loop_or_window, Reduce, Dot);
+  ASSERT_EQ(plan.kernels.size(), 3u) << plan.CostReport();
+  EXPECT_EQ(Ops(plan.kernels[0]), (std::vector<Opcode>{Opcode::kMultiply, Opcode::kReduceWindow}));
+  EXPECT_EQ(CountOp(plan.kernels[1], Opcode::kReduceWindow), 1) << plan.CostReport();
+  EXPECT_EQ(CountOp(plan.kernels[1], Opcode::kDivide), 1) << plan.CostReport();
+  EXPECT_EQ(Ops(plan.kernels[2]), (std::vector<Opcode>{Opcode::kAdd}));
+}
+
 }  // namespace
 }  // namespace ember::passes
