@@ -1,11 +1,11 @@
 """Programs that used to fall off Ember's fast path, next to XLA:CPU in the same process: a GRU
 over lax.scan (while loops with captured weights, a carried output written row by row), bf16
 layernorm + gelu (narrow floats and transcendentals), an f16 MLP training step with loss scaling,
-avg_pool (reduce_window) and a concatenate/pad/reverse chain. Each program is compiled by Ember
+a bf16 CNN training step (narrow convolutions and their gradients), avg_pool (reduce_window) and a concatenate/pad/reverse chain. Each program is compiled by Ember
 and by XLA:CPU; the table gives median step times, the ratio (below 1.0: Ember is faster), the
 first-call time (compile included) and the largest difference of the results.
 
-    .venv/bin/python bench/programs_bench.py [--repeat N]
+    .venv/bin/python bench/programs_bench.py [--repeat N] [--only SUBSTRING]
 
 A benchmark, not a test: nothing here asserts a speed.
 """
@@ -75,6 +75,30 @@ def prog_f16_mlp_loss_scaling(rng):
     return step, (w1, w2, x, y)
 
 
+def prog_bf16_cnn_step(rng, B=16):
+    x = rng.standard_normal((B, 32, 32, 3)).astype(jnp.bfloat16)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, B)]
+    k1 = (rng.standard_normal((3, 3, 3, 32)) * 0.2).astype(jnp.bfloat16)
+    k2 = (rng.standard_normal((3, 3, 32, 64)) * 0.05).astype(jnp.bfloat16)
+    w = (rng.standard_normal((8 * 8 * 64, 10)) * 0.01).astype(jnp.bfloat16)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def step(k1, k2, w, x, y):
+        def loss(k1, k2, w):
+            h = jax.nn.relu(jax.lax.conv_general_dilated(x, k1, (1, 1), "SAME",
+                                                         dimension_numbers=dn))
+            h = jax.nn.relu(jax.lax.conv_general_dilated(h, k2, (2, 2), "SAME",
+                                                         dimension_numbers=dn))
+            h = h.reshape(B, 8, 2, 8, 2, 64).mean((2, 4))
+            logits = (h.reshape(B, -1) @ w).astype(jnp.float32)
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, -1))
+
+        grads = jax.grad(loss, argnums=(0, 1, 2))(k1, k2, w)
+        return tuple(p - jnp.bfloat16(0.01) * g for p, g in zip((k1, k2, w), grads))
+
+    return step, (k1, k2, w, x, y)
+
+
 def prog_avg_pool(rng):
     x = rng.standard_normal((8, 56, 56, 64), dtype=np.float32)
 
@@ -101,6 +125,7 @@ PROGRAMS = [
     ("gru lax.scan T=512 value_and_grad", prog_gru_scan),
     ("bf16 layernorm+gelu 256x1024", prog_bf16_layernorm_gelu),
     ("f16 mlp step, loss scaling", prog_f16_mlp_loss_scaling),
+    ("bf16 cnn step b16 32x32 conv32/conv64", prog_bf16_cnn_step),
     ("avg_pool 3x3/2 b8 56x56x64", prog_avg_pool),
     ("concat/pad/reverse/roll 512x512", prog_pad_concat_reverse),
 ]
@@ -124,6 +149,7 @@ def measure(fn, args, device, repeat):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="", help="run the programs whose name contains this")
     opts = parser.parse_args()
     ember, cpu = jax.devices("ember")[0], jax.devices("cpu")[0]
     print(f"jax {jax.__version__}; {os.cpu_count()} cpu cores")
@@ -131,6 +157,8 @@ def main():
           f"{'ember first':>12s} {'xla first':>10s} {'max diff':>9s}")
     ratios = []
     for name, make in PROGRAMS:
+        if opts.only not in name:
+            continue
         fn, args = make(np.random.default_rng(0))
         te, fe, oe = measure(fn, args, ember, opts.repeat)
         tx, fx, ox = measure(fn, args, cpu, opts.repeat)
