@@ -13,6 +13,16 @@ constexpr int64_t kParallelElements = int64_t{1} << 16;
 // A call whose scratch grew past this gives it back when it ends.
 constexpr size_t kKeepFloats = (size_t{64} << 20) / sizeof(float);
 
+// fn(begin, end) over [0, n): on the calling thread when small, else split across the pool.
+template <typename Fn>
+void InRanges(int64_t n, ThreadPool& pool, Fn fn) {
+  if (n < kParallelElements || pool.size() == 1) {
+    fn(0, n);
+    return;
+  }
+  pool.ParallelFor(n, kParallelElements / 4, fn);
+}
+
 }  // namespace
 
 bool WidensToF32(ir::ElementType type) {
@@ -116,21 +126,11 @@ void F32Converter::NarrowRange(const float* src, int64_t begin, int64_t end, voi
 }
 
 void F32Converter::WidenAll(const void* src, int64_t n, float* dst, ThreadPool& pool) const {
-  if (n < kParallelElements || pool.size() == 1) {
-    WidenRange(src, 0, n, dst);
-    return;
-  }
-  pool.ParallelFor(n, kParallelElements / 4,
-                   [&](int64_t b, int64_t e) { WidenRange(src, b, e, dst); });
+  InRanges(n, pool, [&](int64_t b, int64_t e) { WidenRange(src, b, e, dst); });
 }
 
 void F32Converter::NarrowAll(const float* src, int64_t n, void* dst, ThreadPool& pool) const {
-  if (n < kParallelElements || pool.size() == 1) {
-    NarrowRange(src, 0, n, dst);
-    return;
-  }
-  pool.ParallelFor(n, kParallelElements / 4,
-                   [&](int64_t b, int64_t e) { NarrowRange(src, b, e, dst); });
+  InRanges(n, pool, [&](int64_t b, int64_t e) { NarrowRange(src, b, e, dst); });
 }
 
 std::array<std::vector<float>, 3>& F32Scratch::slots() {
