@@ -78,6 +78,30 @@ def prog_f16_mlp_loss_scaling(rng):
     return step, (w1, w2, x, y)
 
 
+def prog_bf16_cnn_step(rng, B=16):
+    x = rng.standard_normal((B, 32, 32, 3)).astype(jnp.bfloat16)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, B)]
+    k1 = (rng.standard_normal((3, 3, 3, 32)) * 0.2).astype(jnp.bfloat16)
+    k2 = (rng.standard_normal((3, 3, 32, 64)) * 0.05).astype(jnp.bfloat16)
+    w = (rng.standard_normal((8 * 8 * 64, 10)) * 0.01).astype(jnp.bfloat16)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def step(k1, k2, w, x, y):
+        def loss(k1, k2, w):
+            h = jax.nn.relu(jax.lax.conv_general_dilated(x, k1, (1, 1), "SAME",
+                                                         dimension_numbers=dn))
+            h = jax.nn.relu(jax.lax.conv_general_dilated(h, k2, (2, 2), "SAME",
+                                                         dimension_numbers=dn))
+            h = h.reshape(B, 8, 2, 8, 2, 64).mean((2, 4))
+            logits = (h.reshape(B, -1) @ w).astype(jnp.float32)
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, -1))
+
+        grads = jax.grad(loss, argnums=(0, 1, 2))(k1, k2, w)
+        return tuple(p - jnp.bfloat16(0.01) * g for p, g in zip((k1, k2, w), grads))
+
+    return step, (k1, k2, w, x, y)
+
+
 def prog_avg_pool(rng):
     x = rng.standard_normal((8, 56, 56, 64), dtype=np.float32)
 
@@ -108,31 +132,6 @@ def prog_pad_concat_reverse(rng):
         return jnp.tanh(p) * 2.0 + jnp.roll(p, 3, axis=0)
 
     return f, (a, b)
-
-
-def prog_bf16_cnn_step(rng):
-    def init(*shape):
-        return (rng.standard_normal(shape) * (2.0 / np.prod(shape[:-1])) ** 0.5).astype(jnp.bfloat16)
-
-    params = (init(3, 3, 3, 16), init(3, 3, 16, 32), init(32, 10))
-    x = rng.standard_normal((16, 32, 32, 3)).astype(jnp.bfloat16)
-    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 16)]
-    dn = ("NHWC", "HWIO", "NHWC")
-
-    def step(params, x, y):
-        def loss(params):
-            w1, w2, w3 = params
-            h = jax.nn.relu(jax.lax.conv_general_dilated(x, w1, (1, 1), "SAME",
-                                                         dimension_numbers=dn))
-            h = jax.nn.relu(jax.lax.conv_general_dilated(h, w2, (2, 2), "SAME",
-                                                         dimension_numbers=dn))
-            logits = (h.mean(axis=(1, 2)) @ w3).astype(jnp.float32)
-            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, -1))
-
-        l, g = jax.value_and_grad(loss)(params)
-        return l, jax.tree_util.tree_map(lambda p, d: p - jnp.bfloat16(0.05) * d, params, g)
-
-    return step, (params, x, y)
 
 
 def prog_random(rng, n=10**8):
@@ -214,7 +213,7 @@ PROGRAMS = [
     ("avg_pool 3x3/2 b8 56x56x64", prog_avg_pool),
     ("max_pool grad 3x3/2 b8 56x56x64", prog_max_pool_grad),
     ("concat/pad/reverse/roll 512x512", prog_pad_concat_reverse),
-    ("bf16 cnn step b16 32x32", prog_bf16_cnn_step),
+    ("bf16 cnn step b16 32x32 conv32/conv64", prog_bf16_cnn_step),
     ("jax.random.uniform 1e8", prog_random),
     ("transformer lm step 2x d128 adamw", prog_transformer_lm_step),
     ("lax.cond skip-update mlp step", prog_cond_skip_update),

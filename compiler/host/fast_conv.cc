@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_family_support.h"
 #include "compiler/host/fast_gemm.h"
+#include "compiler/host/widen_to_f32.h"
 
 namespace ember::host::fast {
 namespace {
@@ -71,9 +72,11 @@ absl::StatusOr<std::unique_ptr<ConvKernel>> ConvKernel::Create(const ir::Instruc
   const ir::ValueType& rt = inst.result()->type();
   if (!lt.is_tensor() || !kt.is_tensor() || !rt.is_tensor()) return unsupported("not arrays");
   const ir::ElementType type = rt.element_type();
-  if ((type != ir::ElementType::kF32 && type != ir::ElementType::kF64) ||
-      lt.element_type() != type || kt.element_type() != type) {
-    return unsupported("element types other than f32 or f64 throughout");
+  const bool f64 = type == ir::ElementType::kF64;
+  if (f64 ? lt.element_type() != type || kt.element_type() != type
+          : !WidensToF32(type) || !WidensToF32(lt.element_type()) ||
+                !WidensToF32(kt.element_type())) {
+    return unsupported("element types other than f64 throughout or f32 and narrow floats");
   }
   if (!IsRowMajor(lt) || !IsRowMajor(kt) || !IsRowMajor(rt)) return unsupported("layouts");
   const int64_t rank = static_cast<int64_t>(lt.dims().size());
@@ -83,7 +86,10 @@ absl::StatusOr<std::unique_ptr<ConvKernel>> ConvKernel::Create(const ir::Instruc
   }
   const int64_t s = rank - 2;
   std::unique_ptr<ConvKernel> k(new ConvKernel());
-  k->f64_ = type == ir::ElementType::kF64;
+  k->f64_ = f64;
+  k->lhs_type_ = lt.element_type();
+  k->rhs_type_ = kt.element_type();
+  k->out_type_ = type;
   EMBER_ASSIGN_OR_RETURN(k->strides_, fs::IntsAttr(inst, "window_strides", std::vector<int64_t>(s, 1)));
   EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> padding,
                          fs::IntsAttr(inst, "padding", std::vector<int64_t>(2 * s, 0)));
@@ -332,10 +338,24 @@ void ConvKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& po
   if (f64_) {
     RunTyped(static_cast<const double*>(lhs), static_cast<const double*>(rhs),
              static_cast<double*>(out), pool);
-  } else {
-    RunTyped(static_cast<const float*>(lhs), static_cast<const float*>(rhs),
-             static_cast<float*>(out), pool);
+    return;
   }
+  // Narrow operands are widened to f32 (exact) into per-thread scratch, the convolution runs in
+  // f32 with f32 accumulation, and a narrow result is rounded once at the end.
+  const F32Converter lhs_conv(lhs_type_), rhs_conv(rhs_type_), out_conv(out_type_);
+  F32Scratch scratch;
+  auto widened = [&](const void* src, const F32Converter& conv, int64_t n, int slot) {
+    if (conv.is_f32()) return static_cast<const float*>(src);
+    float* dst = scratch.Get(slot, n);
+    conv.WidenAll(src, n, dst, pool);
+    return static_cast<const float*>(dst);
+  };
+  const int64_t out_n = rows_ * out_features_;
+  const float* x = widened(lhs, lhs_conv, Product(in_spatial_) * batch_ * in_features_, 0);
+  const float* w = widened(rhs, rhs_conv, window_ * (in_features_ / groups_) * out_features_, 1);
+  float* y = out_conv.is_f32() ? static_cast<float*>(out) : scratch.Get(2, out_n);
+  RunTyped(x, w, y, pool);
+  if (!out_conv.is_f32()) out_conv.NarrowAll(y, out_n, out, pool);
 }
 
 }  // namespace ember::host::fast

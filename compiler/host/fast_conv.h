@@ -1,4 +1,5 @@
-// Internal to compiler/host: convolution of the fast host backend, for f32 and f64 with any
+// Internal to compiler/host: convolution of the fast host backend, for f64, and for f32 and the
+// narrow floats in any mix (widened to f32, f32 accumulation, one rounding), with any
 // dimension numbers, window strides, padding (negative too), lhs/rhs dilation, window reversal
 // and feature groups. The input is brought to [batch, spatial..., feature] order (no copy when it
 // already is), the kernel packed once per run into one [window x in-feature, out-feature]
@@ -6,7 +7,8 @@
 // (im2col, zeros for padding and between dilated elements) and multiplies them with the packed
 // kernel through the Eigen GEMM of fast_dot.cc on one thread of the pool. Sums are reassociated,
 // so results differ from the evaluator's in the last bits. batch_group_count > 1, other element
-// types and non-row-major layouts are not handled: Create fails and the evaluator runs the op.
+// types (integers, complex, f64 mixed with others) and non-row-major layouts are not handled:
+// Create fails and the evaluator runs the op.
 #ifndef EMBER_COMPILER_HOST_FAST_CONV_H_
 #define EMBER_COMPILER_HOST_FAST_CONV_H_
 
@@ -31,7 +33,9 @@ class ConvKernel {
   template <typename T>
   void RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) const;
 
-  bool f64_ = false;
+  bool f64_ = false;  // f64 throughout; else f32 and narrow floats, computed in f32
+  ir::ElementType lhs_type_ = ir::ElementType::kF32, rhs_type_ = ir::ElementType::kF32,
+                  out_type_ = ir::ElementType::kF32;
   int64_t batch_ = 0, in_features_ = 0, out_features_ = 0, groups_ = 1;
   int64_t rows_ = 0;        // batch x output spatial positions
   int64_t window_ = 1;      // kernel spatial positions

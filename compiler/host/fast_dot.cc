@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/host/fast_gemm.h"
 #include "compiler/host/fast_kernels.h"
+#include "compiler/host/widen_to_f32.h"
 #include "compiler/passes/rewrite.h"
 
 #define EMBER_GEMM_NS gemm_base
@@ -37,10 +38,10 @@ bool IsRowMajor(const ir::ValueType& t) {
   return plain.ok() && *plain == t.shape();
 }
 
-// Copies `src` (dims `dims`) into dst laid out in the order `perm` (dst dim i = src dim perm[i]).
-// Rank is at most 16 (DotSupported).
-template <typename T>
-void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm,
+// dst[i] = load(source index) for dst laid out in the order `perm` (dst dim i = src dim
+// perm[i]) of a source of dims `dims`. Rank is at most 16 (DotSupported).
+template <typename T, typename Load>
+void Permute(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, Load load,
              T* dst) {
   const int64_t rank = static_cast<int64_t>(dims.size());
   std::array<int64_t, 16> src_strides{}, out_dims{}, stride{}, m{};
@@ -57,7 +58,7 @@ void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<i
   }
   int64_t cur = 0;
   for (int64_t i = 0; i < total; ++i) {
-    dst[i] = src[cur];
+    dst[i] = load(cur);
     for (int64_t d = rank - 1; d >= 0; --d) {
       ++m[d];
       cur += stride[d];
@@ -66,6 +67,26 @@ void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<i
       m[d] = 0;
     }
   }
+}
+
+// An f32 GEMM operand from `src` of type `conv.type()`: `src` itself when it is f32 in GEMM
+// order, else widened (and permuted when `perm` is non-empty) into scratch slot `slot` (n floats).
+const float* F32Operand(const void* src, const F32Converter& conv, const std::vector<int64_t>& dims,
+                        const std::vector<int64_t>& perm, int64_t n, F32Scratch& scratch,
+                        int slot, ThreadPool& pool) {
+  if (perm.empty() && conv.is_f32()) return static_cast<const float*>(src);
+  float* buffer = scratch.Get(slot, n);
+  if (perm.empty()) {
+    conv.WidenAll(src, n, buffer, pool);
+    return buffer;
+  }
+  if (conv.is_f32()) {
+    const float* f = static_cast<const float*>(src);
+    Permute(dims, perm, [f](int64_t i) { return f[i]; }, buffer);
+  } else {
+    Permute(dims, perm, [&conv, src](int64_t i) { return conv.Widen(src, i); }, buffer);
+  }
+  return buffer;
 }
 
 template <typename T>
@@ -120,15 +141,16 @@ bool DotSupported(const ir::Instruction& inst) {
     return false;
   }
   const ir::ValueType& t = inst.result()->type();
-  if (!t.is_tensor() || (t.element_type() != ir::ElementType::kF32 &&
-                         t.element_type() != ir::ElementType::kF64)) {
-    return false;
-  }
+  if (!t.is_tensor()) return false;
+  // f64 throughout, or f32 and narrow floats in any mix (computed in f32, as XLA:CPU does).
+  const bool f64 = t.element_type() == ir::ElementType::kF64;
+  if (!f64 && !WidensToF32(t.element_type())) return false;
   for (const ir::Value* v : inst.operands()) {
-    if (!v->type().is_tensor() || v->type().element_type() != t.element_type() ||
-        !IsRowMajor(v->type()) || v->type().dims().size() > 16) {
+    if (!v->type().is_tensor() || !IsRowMajor(v->type()) || v->type().dims().size() > 16) {
       return false;
     }
+    const ir::ElementType e = v->type().element_type();
+    if (f64 ? e != ir::ElementType::kF64 : !WidensToF32(e)) return false;
   }
   if (!IsRowMajor(t)) return false;
   for (const char* name : {"lhs_batching_dimensions", "rhs_batching_dimensions",
@@ -153,6 +175,9 @@ absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instructi
   const std::vector<int64_t>& rc = get("rhs_contracting_dimensions");
   std::unique_ptr<DotKernel> k(new DotKernel());
   k->f64_ = inst.result()->type().element_type() == ir::ElementType::kF64;
+  k->lhs_type_ = inst.operand(0)->type().element_type();
+  k->rhs_type_ = inst.operand(1)->type().element_type();
+  k->out_type_ = inst.result()->type().element_type();
   k->lhs_dims_ = inst.operand(0)->type().dims();
   k->rhs_dims_ = inst.operand(1)->type().dims();
   const int64_t lr = static_cast<int64_t>(k->lhs_dims_.size());
@@ -227,32 +252,44 @@ absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instructi
 }
 
 void DotKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
-  auto run = [&](auto* typed_out) {
-    using T = std::remove_pointer_t<decltype(typed_out)>;
-    const T* a = static_cast<const T*>(lhs);
-    const T* b = static_cast<const T*>(rhs);
-    std::vector<T> a_copy, b_copy;
+  const int64_t out_n = batch_ * m_ * n_;
+  if (f64_) {
+    const double* a = static_cast<const double*>(lhs);
+    const double* b = static_cast<const double*>(rhs);
+    double* c = static_cast<double*>(out);
+    std::vector<double> a_copy, b_copy;
     if (!lhs_perm_.empty()) {
       a_copy.resize(static_cast<size_t>(batch_ * m_ * k_));
-      Permute(a, lhs_dims_, lhs_perm_, a_copy.data());
+      Permute(lhs_dims_, lhs_perm_, [a](int64_t i) { return a[i]; }, a_copy.data());
       a = a_copy.data();
     }
     if (!rhs_perm_.empty()) {
       b_copy.resize(static_cast<size_t>(batch_ * k_ * n_));
-      Permute(b, rhs_dims_, rhs_perm_, b_copy.data());
+      Permute(rhs_dims_, rhs_perm_, [b](int64_t i) { return b[i]; }, b_copy.data());
       b = b_copy.data();
     }
     if (k_ == 0) {
-      std::fill_n(typed_out, batch_ * m_ * n_, T(0));
+      std::fill_n(c, out_n, 0.0);
       return;
     }
-    RunTyped<T>(*this, a, b, typed_out, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
-  };
-  if (f64_) {
-    run(static_cast<double*>(out));
-  } else {
-    run(static_cast<float*>(out));
+    RunTyped<double>(*this, a, b, c, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+    return;
   }
+  // f32 and narrow floats: operands widened to f32 (exact), an f32 GEMM with f32 accumulation,
+  // the result rounded once to its type.
+  const F32Converter lhs_conv(lhs_type_), rhs_conv(rhs_type_), out_conv(out_type_);
+  F32Scratch scratch;
+  float* c = out_conv.is_f32() ? static_cast<float*>(out) : scratch.Get(2, out_n);
+  if (k_ == 0) {
+    std::fill_n(c, out_n, 0.0f);
+  } else {
+    const float* a =
+        F32Operand(lhs, lhs_conv, lhs_dims_, lhs_perm_, batch_ * m_ * k_, scratch, 0, pool);
+    const float* b =
+        F32Operand(rhs, rhs_conv, rhs_dims_, rhs_perm_, batch_ * k_ * n_, scratch, 1, pool);
+    RunTyped<float>(*this, a, b, c, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+  }
+  if (!out_conv.is_f32()) out_conv.NarrowAll(c, out_n, out, pool);
 }
 
 }  // namespace ember::host::fast

@@ -13,7 +13,8 @@
 //    stay exact. tests/compiler/host/host_backend_test.cc states the tolerances.
 //  - DotKernel: dot_general through Eigen (batch dims, any contracting dims), rows split across
 //    the thread pool; Eigen is also built for AVX2 + FMA (fast_dot_avx2.cc) and chosen by CPU. Sums are reassociated, so results differ from the evaluator's in the last
-//    bits.
+//    bits. bf16/f16/f8 operands and results (mixed with f32 too) go through the f32 product
+//    with f32 accumulation and one rounding, as XLA:CPU and the evaluator compute them.
 #ifndef EMBER_COMPILER_HOST_FAST_KERNELS_H_
 #define EMBER_COMPILER_HOST_FAST_KERNELS_H_
 
@@ -109,7 +110,9 @@ class DotKernel {
 
  private:
   DotKernel() = default;
-  bool f64_ = false;
+  bool f64_ = false;  // f64 throughout; else f32 and narrow floats, computed in f32
+  ir::ElementType lhs_type_ = ir::ElementType::kF32, rhs_type_ = ir::ElementType::kF32,
+                  out_type_ = ir::ElementType::kF32;
   int64_t batch_ = 1, m_ = 1, k_ = 1, n_ = 1;
   // Operand views: true when the operand is already [B, M, K] (lhs) / [B, K, N] (rhs) row-major,
   // false when it is [B, K, M] / [B, N, K]; `*_perm_` non-empty: copy through that permutation

@@ -1,7 +1,8 @@
 """Convolutions from real JAX on Ember's compiled host backend (im2col + GEMM, or the evaluator
 for what that does not cover, such as batch groups) against XLA:CPU: layouts, strides, padding,
-dilations, feature groups, 1-D/2-D/3-D, f64, and the convolutions of gradients (transposed
-kernels, lhs dilation, batch groups)."""
+dilations, feature groups, 1-D/2-D/3-D, f64, the convolutions of gradients (transposed
+kernels, lhs dilation, batch groups), and bf16/f16 convolutions and dots (widened to f32, f32
+accumulation, one rounding, as XLA:CPU computes them)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -85,3 +86,69 @@ def test_convolution_gradients_match_xla(ember_devices, groups):
     w = (0.3 * rng.standard_normal((3, 3, 4 // groups, 6))).astype(np.float32)
     got, want = _run_both(jax.grad(loss, argnums=(0, 1)), x, w)
     _close(got, want, rtol=1e-4, atol=1e-4)
+
+
+# Narrow floats: Ember and XLA:CPU both widen to f32, accumulate in f32 and round once, in
+# different summation orders. Two f32 accumulators differ by at most about 2*K*2^-24*sum|products|
+# (at most ~1e-3 for these shapes, K <= 288, unit-normal inputs: the atol); after rounding, values
+# on either side of a rounding boundary differ by one ulp of the narrow type, at most 2^-7 (bf16) /
+# 2^-10 (f16) of the value (the rtol). A wrong product or index is off by O(1).
+NARROW = [(jnp.bfloat16, 2.0 ** -7), (jnp.float16, 2.0 ** -10)]
+
+
+def _narrow_close(got, want, rtol):
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(w, np.float32),
+                                   rtol=rtol, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype,rtol", NARROW, ids=["bf16", "f16"])
+@pytest.mark.parametrize("name", ["nhwc_3x3_same", "nchw_3x3_valid_strided", "nhwc_grouped",
+                                  "nhwc_lhs_dilation", "nhwc_pointwise"])
+def test_narrow_convolution_matches_xla(ember_devices, name, dtype, rtol):
+    f, xs, ws = CASES[name]
+    rng = np.random.default_rng(len(name))
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    got, want = _run_both(f, x, w)
+    _narrow_close(got, want, rtol)
+
+
+@pytest.mark.parametrize("dtype,rtol", NARROW, ids=["bf16", "f16"])
+def test_narrow_convolution_gradients_match_xla(ember_devices, dtype, rtol):
+    """The input and kernel gradients of a strided bf16/f16 conv are narrow convolutions too
+    (the loss is linear in the conv, so nothing but convolutions differs between the two)."""
+    f = _conv(NHWC, (2, 2))
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal((2, 6, 5, 6)).astype(np.float32)
+
+    def loss(x, w):
+        return jnp.sum(f(x, w).astype(jnp.float32) * r)
+
+    x = rng.standard_normal((2, 11, 10, 4)).astype(dtype)
+    w = rng.standard_normal((3, 3, 4, 6)).astype(dtype)
+    got, want = _run_both(jax.grad(loss, argnums=(0, 1)), x, w)
+    _narrow_close(got, want, rtol)
+
+
+@pytest.mark.parametrize("dtype,rtol", NARROW, ids=["bf16", "f16"])
+def test_narrow_dots_match_xla(ember_devices, dtype, rtol):
+    """Matmuls as JAX emits them: plain, transposed operands, batched (attention scores), and
+    with preferred_element_type=f32 (narrow operands, f32 result)."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((4, 24, 32)).astype(dtype)
+    b = rng.standard_normal((4, 40, 32)).astype(dtype)
+    m = rng.standard_normal((32, 48)).astype(dtype)
+
+    def f(a, b, m):
+        return (a[0] @ m,
+                a[1].T.T @ m[:, :20],
+                m.T @ a[2].T,
+                jnp.einsum("bqd,bkd->bqk", a, b),
+                lax.dot_general(a, b, (((2,), (2,)), ((0,), (0,))),
+                                preferred_element_type=jnp.float32))
+
+    got, want = _run_both(f, a, b, m)
+    assert got[-1].dtype == jnp.float32
+    _narrow_close(got, want, rtol)

@@ -1,8 +1,10 @@
 // The compiled host path's convolution (fast_conv.cc: im2col blocks times the Eigen GEMM)
 // against the reference evaluator over a sweep of configurations: layouts through dimension
 // numbers (NHWC, NCHW, kernel-first orders), strides, padding (negative too), lhs and rhs
-// dilation, window reversal, feature groups, 1-D, 2-D and 3-D, f32 and f64. What the fast kernel
-// does not cover (batch groups) must still run, through the evaluator's op table.
+// dilation, window reversal, feature groups, 1-D, 2-D and 3-D, f32 and f64, and bf16/f16/f8
+// (widened to f32 with one rounding of the result; compared with the bound derived in
+// narrow_float_compare.h). What the fast kernel does not cover (batch groups) must still run,
+// through the evaluator's op table.
 // The GEMM reassociates sums: results agree to a relative 1e-5 (f32) / 1e-12 (f64) of the sum
 // of |products| bound, checked here as |a - b| <= tol * (1 + |a|) * sqrt(depth).
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include "compiler/frontend/text/mlir_text_parser.h"
 #include "compiler/evaluator/evaluator.h"
 #include "tests/compiler/host/host_test_util.h"
+#include "tests/compiler/host/narrow_float_compare.h"
 #include "compiler/ir/verifier.h"
 #include "tests/compiler/parse_module.h"
 
@@ -38,6 +41,7 @@ struct Conv {
   // Dimension order of each operand: b/f (i/o for the kernel) and spatial digits.
   std::string lhs = "b01f", rhs = "01io", out = "b01f";
   std::string type = "f32";
+  std::string out_type;  // the result's element type when it is not `type`
   bool fast = true;  // expected to run through the fast kernel
 };
 
@@ -73,7 +77,8 @@ std::string Program(const Conv& c) {
   const std::string lhs = Shape(c.lhs, c.in, c.batch, c.cin, c.type);
   // Kernel: i is the per-group input features, o (passed as "b") the output features.
   const std::string rhs = Shape(c.rhs, c.window, c.cout, c.cin / c.feature_groups, c.type);
-  const std::string res = Shape(c.out, out, c.batch / c.batch_groups, c.cout, c.type);
+  const std::string res = Shape(c.out, out, c.batch / c.batch_groups, c.cout,
+                                c.out_type.empty() ? c.type : c.out_type);
   return absl::StrCat(
       "func.func @main(%x: ", lhs, ", %w: ", rhs, ") -> ", res, " {\n",
       "  %0 = stablehlo.convolution(%x, %w) dim_numbers = ", DimNumbers(c.lhs), "x",
@@ -127,6 +132,33 @@ void Check(const Conv& c) {
   ASSERT_EQ((*compiled)->backend(), HostBackend::kCompiled);
   EXPECT_EQ(absl::StrContains((*compiled)->cost_report(), "fast kernels: 1 of 1"), c.fast)
       << (*compiled)->cost_report();
+  const double depth = static_cast<double>(c.cin / c.feature_groups) *
+                       [&] {
+                         double w = 1;
+                         for (int64_t k : c.window) w *= static_cast<double>(k);
+                         return w;
+                       }();
+  if ((c.type != "f32" && c.type != "f64") || !c.out_type.empty()) {
+    // Narrow floats: the bound of narrow_float_compare.h.
+    const std::vector<eval::EvalValue> args = testing::RandomFloatArgs(*module->entry(), 7);
+    auto clone = [&] {
+      std::vector<eval::EvalValue> copy;
+      for (const eval::EvalValue& a : args) copy.push_back(a.Clone());
+      return copy;
+    };
+    auto want = (*evaluator)->Run(clone());
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto abs_sums = (*evaluator)->Run(testing::AbsoluteArgs(args));
+    ASSERT_TRUE(abs_sums.ok()) << abs_sums.status();
+    for (int run = 0; run < 2; ++run) {
+      auto got = (*compiled)->Run(clone());
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->size(), 1u);
+      testing::ExpectWithinF32AccumulationBound((*want)[0].array, (*got)[0].array,
+                                                (*abs_sums)[0].array, depth);
+    }
+    return;
+  }
   auto want = (*evaluator)->Run(RandomArgs(*module->entry(), 7));
   ASSERT_TRUE(want.ok()) << want.status();
   // Twice: the second run reuses the first's arena and thread scratch.
@@ -134,12 +166,6 @@ void Check(const Conv& c) {
     auto got = (*compiled)->Run(RandomArgs(*module->entry(), 7));
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->size(), 1u);
-    const double depth = static_cast<double>(c.cin / c.feature_groups) *
-                         [&] {
-                           double w = 1;
-                           for (int64_t k : c.window) w *= static_cast<double>(k);
-                           return w;
-                         }();
     if (c.type == "f64") {
       ExpectClose<double>((*want)[0].array.data<double>().value(),
                           (*got)[0].array.data<double>().value(), 1e-13, depth);
@@ -332,6 +358,83 @@ TEST(FastConvTest, OneAndThreeDimensional) {
   c3g.rhs = "oi012";
   c3g.out = "bf012";
   Check(c3g);
+}
+
+TEST(FastConvTest, NarrowFloatTypes) {
+  std::vector<Conv> cases;
+  {
+    Conv c = Conv2d("bf16 nhwc same");
+    c.type = "bf16";
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("f16 nchw, strided, asymmetric padding");
+    c.type = "f16";
+    c.lhs = "bf01";
+    c.rhs = "oi01";
+    c.out = "bf01";
+    c.stride = {2, 3};
+    c.pad = {0, 2, 1, 0};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("bf16 feature groups");
+    c.type = "bf16";
+    c.cin = 6;
+    c.cout = 9;
+    c.feature_groups = 3;
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("f16 depthwise, stride 2");
+    c.type = "f16";
+    c.cin = 4;
+    c.cout = 8;
+    c.feature_groups = 4;
+    c.stride = {2, 2};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("bf16 lhs dilation (the input gradient of a strided conv)");
+    c.type = "bf16";
+    c.lhs_dilate = {2, 2};
+    c.pad = {2, 2, 1, 2};
+    c.reverse = {1, 1};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("bf16 operands, f32 result (preferred_element_type)");
+    c.type = "bf16";
+    c.out_type = "f32";
+    c.cin = 8;
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("f16 pointwise 1x1");
+    c.type = "f16";
+    c.window = {1, 1};
+    c.pad = {0, 0, 0, 0};
+    c.cin = 16;
+    c.cout = 8;
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("f8E4M3FN operands, bf16 result");
+    c.type = "f8E4M3FN";
+    c.out_type = "bf16";
+    cases.push_back(c);
+  }
+  {
+    // Input above 64Ki elements: widening split across the pool; several GEMM blocks.
+    Conv c = Conv2d("bf16 many rows");
+    c.type = "bf16";
+    c.batch = 3;
+    c.in = {64, 48};
+    c.cin = 8;
+    c.cout = 16;
+    cases.push_back(c);
+  }
+  for (const Conv& c : cases) Check(c);
 }
 
 }  // namespace

@@ -1,0 +1,154 @@
+#include "compiler/host/widen_to_f32.h"
+
+#include <algorithm>
+
+#include "compiler/ir/float_conversions.h"
+
+namespace ember::host::fast {
+namespace {
+
+// Below this many elements a conversion runs on the calling thread (it is memory bound; the
+// pool's hand-off costs more than it saves).
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+// A call whose scratch grew past this gives it back when it ends.
+constexpr size_t kKeepFloats = (size_t{64} << 20) / sizeof(float);
+
+// fn(begin, end) over [0, n): on the calling thread when small, else split across the pool.
+template <typename Fn>
+void InRanges(int64_t n, ThreadPool& pool, Fn fn) {
+  if (n < kParallelElements || pool.size() == 1) {
+    fn(0, n);
+    return;
+  }
+  pool.ParallelFor(n, kParallelElements / 4, fn);
+}
+
+}  // namespace
+
+bool WidensToF32(ir::ElementType type) {
+  if (type == ir::ElementType::kF32) return true;
+  const int bytes = ir::StorageBytes(type);
+  return ir::NarrowFloatFormat(type) != nullptr && (bytes == 1 || bytes == 2);
+}
+
+uint16_t NarrowF16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u);  // quiet NaN
+  // 65520 (halfway between the largest f16, 65504, and 2^16) and above round to inf (ties go to
+  // the even 2^16); inf itself too.
+  if (magnitude >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: an f16 subnormal (or zero, or 2^-14 after rounding up). Adding 0.5 puts the
+    // value where an f32 ulp is 2^-24, the f16 subnormal step, so the FPU's round-to-nearest-even
+    // addition does the rounding; the mantissa bits are then the f16 bits.
+    const float shifted = std::bit_cast<float>(magnitude) + 0.5f;
+    return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(shifted) - 0x3F000000u));
+  }
+  // Normal: rebias the exponent (-(127 - 15) << 23) and round the 13 dropped bits to nearest
+  // even; a carry out of the mantissa correctly bumps the exponent.
+  const uint32_t odd = (magnitude >> 13) & 1u;
+  return static_cast<uint16_t>(sign | ((magnitude + 0xC8000FFFu + odd) >> 13));
+}
+
+F32Converter::F32Converter(ir::ElementType type) : type_(type) {
+  if (ir::StorageBytes(type) == 1) {
+    format_ = ir::NarrowFloatFormat(type);
+    if (format_ != nullptr) {
+      for (uint32_t b = 0; b < 256; ++b) byte_values_[b] = DecodeFloat(*format_, b);
+    }
+  }
+}
+
+float F32Converter::Widen(const void* src, int64_t i) const {
+  switch (type_) {
+    case ir::ElementType::kF32:
+      return static_cast<const float*>(src)[i];
+    case ir::ElementType::kBF16:
+      return WidenBF16(static_cast<const uint16_t*>(src)[i]);
+    case ir::ElementType::kF16:
+      return WidenF16(static_cast<const uint16_t*>(src)[i]);
+    default:
+      return byte_values_[static_cast<const uint8_t*>(src)[i]];
+  }
+}
+
+void F32Converter::WidenRange(const void* src, int64_t begin, int64_t end, float* dst) const {
+  switch (type_) {
+    case ir::ElementType::kF32:
+      std::copy(static_cast<const float*>(src) + begin, static_cast<const float*>(src) + end,
+                dst + begin);
+      return;
+    case ir::ElementType::kBF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = begin; i < end; ++i) dst[i] = WidenBF16(s[i]);
+      return;
+    }
+    case ir::ElementType::kF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = begin; i < end; ++i) dst[i] = WidenF16(s[i]);
+      return;
+    }
+    default: {
+      const uint8_t* s = static_cast<const uint8_t*>(src);
+      for (int64_t i = begin; i < end; ++i) dst[i] = byte_values_[s[i]];
+      return;
+    }
+  }
+}
+
+void F32Converter::NarrowRange(const float* src, int64_t begin, int64_t end, void* dst) const {
+  switch (type_) {
+    case ir::ElementType::kF32:
+      std::copy(src + begin, src + end, static_cast<float*>(dst) + begin);
+      return;
+    case ir::ElementType::kBF16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = begin; i < end; ++i) d[i] = NarrowBF16(src[i]);
+      return;
+    }
+    case ir::ElementType::kF16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = begin; i < end; ++i) d[i] = NarrowF16(src[i]);
+      return;
+    }
+    default: {
+      // The one-byte formats: the exact generic rounding (results are few next to the work of
+      // the dot or convolution that made them).
+      uint8_t* d = static_cast<uint8_t*>(dst);
+      for (int64_t i = begin; i < end; ++i) {
+        d[i] = static_cast<uint8_t>(EncodeFloat(*format_, static_cast<double>(src[i])));
+      }
+      return;
+    }
+  }
+}
+
+void F32Converter::WidenAll(const void* src, int64_t n, float* dst, ThreadPool& pool) const {
+  InRanges(n, pool, [&](int64_t b, int64_t e) { WidenRange(src, b, e, dst); });
+}
+
+void F32Converter::NarrowAll(const float* src, int64_t n, void* dst, ThreadPool& pool) const {
+  InRanges(n, pool, [&](int64_t b, int64_t e) { NarrowRange(src, b, e, dst); });
+}
+
+std::array<std::vector<float>, 3>& F32Scratch::slots() {
+  thread_local std::array<std::vector<float>, 3> slots;
+  return slots;
+}
+
+float* F32Scratch::Get(int slot, int64_t n) {
+  std::vector<float>& v = slots()[static_cast<size_t>(slot)];
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+  return v.data();
+}
+
+F32Scratch::~F32Scratch() {
+  size_t total = 0;
+  for (const std::vector<float>& v : slots()) total += v.capacity();
+  if (total <= kKeepFloats) return;
+  for (std::vector<float>& v : slots()) std::vector<float>().swap(v);
+}
+
+}  // namespace ember::host::fast
