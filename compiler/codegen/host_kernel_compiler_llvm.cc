@@ -19,6 +19,7 @@
 #include "compiler/codegen/kernel_disk_cache.h"
 #include "compiler/codegen/loop_emitter.h"
 #include "compiler/codegen/reduce_emitter.h"
+#include "compiler/codegen/reduce_support.h"
 #include "compiler/codegen/region_reduce_emitter.h"
 #include "compiler/codegen/scatter_emitter.h"
 #include "llvm/IR/LLVMContext.h"
@@ -150,12 +151,18 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   const size_t shard_index = next % MaxShards();
   if (shard_index >= impl_->shards.size()) impl_->shards.push_back(std::make_unique<Shard>());
   Shard& shard = *impl_->shards[shard_index];
+  // Reductions the reduction emitter does not lay out (dims apart, several inputs, bodies of
+  // several ops) go to the region reduce emitter, which folds in the evaluator's order.
+  const bool reduce = kernel.kind == passes::KernelKind::kReduce ||
+                      (kernel.kind == passes::KernelKind::kSingle &&
+                       kernel.root()->opcode() == ir::Opcode::kReduce);
+  // (A kReduce kernel's root may be its epilogue; a kSingle one is the reduce itself.)
   absl::Status emitted =
-      kernel.kind == passes::KernelKind::kReduce ? EmitReduceKernel(kernel, name, *shard.module)
-      : kernel.kind != passes::KernelKind::kSingle ? EmitLoopKernel(kernel, name, *shard.module)
-      : kernel.root()->opcode() == ir::Opcode::kReduce
-          ? EmitRegionReduceKernel(kernel, name, *shard.module)
-          : EmitScatterKernel(kernel, name, *shard.module);
+      reduce ? (kernel.kind == passes::KernelKind::kReduce && LayOutReduceKernel(kernel).ok()
+                    ? EmitReduceKernel(kernel, name, *shard.module)
+                    : EmitRegionReduceKernel(kernel, name, *shard.module))
+      : kernel.kind == passes::KernelKind::kSingle ? EmitScatterKernel(kernel, name, *shard.module)
+                                                   : EmitLoopKernel(kernel, name, *shard.module);
   llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();

@@ -167,10 +167,43 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
 }
 
 std::string RegionReduceKernelRefusal(const passes::Kernel& kernel) {
-  if (kernel.instructions.size() != 1 || kernel.root()->opcode() != Opcode::kReduce) {
-    return "not a single reduce";
+  const ir::Instruction* found = nullptr;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() != Opcode::kReduce) continue;
+    if (found != nullptr) return "several reduces";
+    found = inst;
   }
-  const ir::Instruction& reduce = *kernel.root();
+  if (found == nullptr) return "not a reduce kernel";
+  const ir::Instruction& reduce = *found;
+  // Fused producers (elementwise and index ops) of the reduce's operands; an epilogue of
+  // elementwise ops and reshapes over the reduce's output space. The outputs are over it.
+  std::unordered_set<const ir::Value*> over_output;
+  for (size_t r = 0; r < reduce.num_results(); ++r) over_output.insert(reduce.result(r));
+  const int64_t out_elements =
+      reduce.num_results() > 0 && reduce.result(0)->type().is_tensor()
+          ? reduce.result(0)->type().shape().element_count()
+          : -1;
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst == &reduce) continue;
+    bool reads_output = false;
+    for (const ir::Value* v : inst->operands()) reads_output = reads_output || over_output.contains(v);
+    if (!reads_output) {
+      if (!LoopFusibleByCodegen(*inst)) return inst->Describe() + " is not emitted yet";
+      continue;
+    }
+    if (inst->num_results() != 1 || !ElementalArraySupported(inst->result()) ||
+        !(ElementalOpSupported(*inst) || inst->opcode() == Opcode::kReshape) ||
+        inst->result()->type().shape().element_count() != out_elements) {
+      return inst->Describe() + " is not an elementwise epilogue";
+    }
+    // Its other operands are generated at its own index (a broadcast of the count, say); the
+    // reduce's results are read at the output element itself (elementwise ops and reshapes
+    // keep it), where the emitter binds them to the accumulators.
+    over_output.insert(inst->result());
+  }
+  for (const ir::Value* v : kernel.outputs) {
+    if (!over_output.contains(v)) return "an output is not over the reduce's output space";
+  }
   const size_t n = reduce.num_results();
   if (n == 0 || reduce.operands().size() != 2 * n || reduce.regions().size() != 1) {
     return reduce.Describe() + " is malformed";

@@ -47,9 +47,10 @@ bool ReduceFusibleByCodegen(const ir::Instruction& instruction);
 // The layout of `kernel` when EmitReduceKernel (reduce_emitter.h) emits it, else why not.
 absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kernel);
 
-// Empty when EmitRegionReduceKernel (region_reduce_emitter.h) emits `kernel`: a single reduce,
-// of any number of inputs, over any dims, whose body is a scalar region the elemental emitter
-// takes (argmax's value-and-index fold); else why not.
+// Empty when EmitRegionReduceKernel (region_reduce_emitter.h) emits `kernel`: one reduce (its
+// root, with fused elementwise and index producers, no epilogue), of any number of inputs, over
+// any dims, whose body is a scalar region the elemental emitter takes (argmax's value-and-index
+// fold, a sum over dims apart); else why not.
 std::string RegionReduceKernelRefusal(const passes::Kernel& kernel);
 
 }  // namespace ember::codegen

@@ -13,10 +13,17 @@
 namespace ember::codegen {
 namespace {
 
+const ir::Instruction& TheReduce(const passes::Kernel& kernel) {
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() == ir::Opcode::kReduce) return *inst;
+  }
+  return *kernel.root();  // RegionReduceKernelRefusal guarantees one
+}
+
 class RegionReduceEmitter {
  public:
   RegionReduceEmitter(const passes::Kernel& kernel, llvm::Module& module)
-      : kernel_(kernel), reduce_(*kernel.root()), module_(module), b_(module.getContext()),
+      : kernel_(kernel), reduce_(TheReduce(kernel)), module_(module), b_(module.getContext()),
         elemental_(b_), generator_(kernel, b_, elemental_) {}
 
   absl::Status Emit(const std::string& name) {
@@ -107,12 +114,20 @@ class RegionReduceEmitter {
       b_.SetInsertPoint(done);
       accs = next;
     }
+    // The outputs at o: the reduce's results (bound to the accumulators) or the epilogue's
+    // values, generated in their own dims (it keeps the linear index).
+    generator_.NewScope();
+    for (size_t i = 0; i < n; ++i) generator_.Bind(reduce_.result(i), accs[i]);
+    std::vector<llvm::Value*> elements;
+    for (const ir::Value* v : kernel_.outputs) {
+      ElementIndex& at = generator_.NewIndex(&v->type().dims());
+      at.linear = o;
+      EMBER_ASSIGN_OR_RETURN(llvm::Value * element, generator_.Generate(v, at));
+      elements.push_back(element);
+    }
     for (size_t k = 0; k < kernel_.outputs.size(); ++k) {
-      size_t r = 0;
-      while (r < n && reduce_.result(r) != kernel_.outputs[k]) ++r;
-      if (r == n) return absl::InternalError("a region reduce kernel output is no reduce result");
       const ir::ElementType t = kernel_.outputs[k]->type().element_type();
-      b_.CreateStore(elemental_.ToStorage(t, accs[r]),
+      b_.CreateStore(elemental_.ToStorage(t, elements[k]),
                      b_.CreateGEP(elemental_.StorageType(t), output_base[k], o));
     }
     llvm::Value* o_next = b_.CreateAdd(o, b_.getInt64(1));

@@ -516,25 +516,24 @@ class HostCompilation {
         llvm_units_[k] = kernel.root()->result()->type().shape().element_count();
       } else if (kernel.kind == passes::KernelKind::kReduce) {
         absl::StatusOr<codegen::ReduceKernelLayout> layout = codegen::LayOutReduceKernel(kernel);
-        if (!layout.ok()) continue;
-        const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
-        // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
-        if (!grouped[k] && layout->rows < threads && !one_part && chunked[k]) continue;
-        llvm_units_[k] = layout->rows;
-        llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
+        if (!layout.ok()) {
+          // Folded dims apart (a mean over [2, 4]) and the like: the region reduce emitter, in
+          // the evaluator's order, where no chunked kernel runs it.
+          if (chunked[k] || grouped[k] || !SetRegionReduceUnits(k, kernel)) continue;
+        } else {
+          const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
+          // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
+          if (!grouped[k] && layout->rows < threads && !one_part && chunked[k]) continue;
+          llvm_units_[k] = layout->rows;
+          llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
+        }
       } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kScatter) {
         llvm_units_[k] = 1;  // one call, one thread: updates apply in order
-      } else if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
-                 kernel.root()->opcode() == ir::Opcode::kReduce &&
-                 kernel.root()->num_results() > 0) {
+      } else if (kernel.kind == passes::KernelKind::kSingle &&
+                 kernel.root()->opcode() == ir::Opcode::kReduce) {
         // A reduce the reduction kernels do not fold (argmax): output elements in parallel.
-        const ir::Value* in = kernel.root()->operand(0);
-        const ir::Value* out = kernel.root()->result(0);
-        if (!in->type().is_tensor() || !out->type().is_tensor()) continue;
-        llvm_units_[k] = out->type().shape().element_count();
-        llvm_unit_elements_[k] = std::max<int64_t>(
-            1, in->type().shape().element_count() / std::max<int64_t>(1, llvm_units_[k]));
+        if (!SetRegionReduceUnits(k, kernel)) continue;
       } else {
         continue;
       }
@@ -691,6 +690,22 @@ class HostCompilation {
     return std::make_unique<ConditionalThunk>(absl::StrCat(std::string(ir::OpcodeName(op.opcode())), ".", name),
                                               selector, std::move(branches),
                                               std::move(operands), std::move(results), is_if);
+  }
+
+  // A kernel of the region reduce emitter runs its output elements in parallel, each folding
+  // its row; false (nothing set) when the emitter does not take the kernel.
+  bool SetRegionReduceUnits(size_t k, const passes::Kernel& kernel) {
+    if (!codegen::RegionReduceKernelRefusal(kernel).empty()) return false;
+    const ir::Instruction* found = nullptr;
+    for (const ir::Instruction* inst : kernel.instructions) {
+      if (inst->opcode() == ir::Opcode::kReduce) found = inst;
+    }
+    const ir::Instruction& reduce = *found;
+    const int64_t outputs = reduce.result(0)->type().shape().element_count();
+    llvm_units_[k] = outputs;
+    llvm_unit_elements_[k] = std::max<int64_t>(
+        1, reduce.operand(0)->type().shape().element_count() / std::max<int64_t>(1, outputs));
+    return true;
   }
 
   // The elements a kernel reads or writes at most (its largest value).
