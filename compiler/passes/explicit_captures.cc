@@ -33,16 +33,43 @@ std::vector<ir::Value*> Captures(const ir::Instruction& op) {
   return out;
 }
 
-// Points the operands of `region`'s instructions (nested regions included) that are keys of
-// `map` at their values.
-void ReplaceInRegion(ir::Computation& region, const ValueMap& map) {
-  for (const auto& inst : region.instructions()) {
-    for (size_t i = 0; i < inst->operands().size(); ++i) {
-      auto it = map.find(inst->operand(i));
-      if (it != map.end()) inst->set_operand(i, it->second);
+// Small constants a region captures are copied into it instead (a sort comparator's NaN, a loop's
+// trip count): a region of its own again, with nothing to pass in.
+constexpr int64_t kMaxCopiedConstantElements = 16;
+
+absl::StatusOr<bool> CopyCapturedConstants(ir::Computation& region) {
+  std::vector<const ir::Value*> captured;
+  CollectCapturedValues(region, captured);
+  std::vector<const ir::Value*> constants;
+  std::unordered_set<const ir::Value*> seen;
+  for (const ir::Value* v : captured) {
+    const ir::Instruction* producer = v->producer();
+    if (producer == nullptr || producer->opcode() != ir::Opcode::kConstant ||
+        !v->type().is_tensor() ||
+        v->type().shape().element_count() > kMaxCopiedConstantElements || !seen.insert(v).second) {
+      continue;
     }
-    for (ir::Computation* nested : inst->regions()) ReplaceInRegion(*nested, map);
+    constants.push_back(v);
   }
+  if (constants.empty() || region.instructions().empty()) return false;
+  // The copies go first (rebuilding the region in order after them), then the region's reads
+  // (nested regions' too) point at them; the originals keep their other users.
+  const ir::Instruction* first = region.instructions().front().get();
+  ValueMap copies;
+  EMBER_RETURN_IF_ERROR(RebuildComputation(
+      region, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
+        if (&inst != first) return false;
+        for (const ir::Value* v : constants) {
+          const ir::Instruction& c = *v->producer();
+          copies[v] = b.computation()
+                          .AddInstruction(ir::Opcode::kConstant, {}, {v->type()}, c.attributes(),
+                                          {}, c.location())
+                          ->result();
+        }
+        return false;
+      }));
+  ReplaceOperandsInRegion(region, copies);
+  return true;
 }
 
 // Whether `op` is control flow whose regions this pass parameterizes: a while loop of carried
@@ -76,7 +103,7 @@ absl::Status ParameterizeRegions(const ir::Instruction& op,
       map[v] = p;
       added.push_back(p);
     }
-    ReplaceInRegion(region, map);
+    ReplaceOperandsInRegion(region, map);
     if (!loop || r == 0) continue;
     EMBER_RETURN_IF_ERROR(RebuildComputation(
         region, [&](const ir::Instruction& inst, Rebuilder& b) -> absl::StatusOr<bool> {
@@ -102,6 +129,12 @@ class ExplicitCapturesPass final : public Pass {
     while (!work.empty()) {
       ir::Computation& computation = *work.front();
       work.pop_front();
+      for (const auto& inst : computation.instructions()) {
+        for (ir::Computation* region : inst->regions()) {
+          EMBER_ASSIGN_OR_RETURN(bool copied, CopyCapturedConstants(*region));
+          changed = changed || copied;
+        }
+      }
       std::unordered_map<const ir::Instruction*, std::vector<ir::Value*>> ops;
       for (const auto& inst : computation.instructions()) {
         if (!Parameterizable(*inst)) continue;

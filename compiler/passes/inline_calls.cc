@@ -12,8 +12,8 @@ namespace {
 
 constexpr int kMaxRounds = 32;
 
-// A callee can be copied into a caller when its regions read no value of the callee itself
-// (such a region would still point at the callee's values after the copy) and the types line up.
+// A callee can be copied into a caller when the types line up (values its regions read from the
+// callee are mapped to their copies, like operands).
 bool Inlinable(const ir::Instruction& call, const ir::Computation& caller) {
   const ir::Computation* callee = call.callee();
   if (callee == nullptr || callee == &caller) return false;
@@ -27,15 +27,6 @@ bool Inlinable(const ir::Instruction& call, const ir::Computation& caller) {
   if (ret == nullptr || ret->operands().size() != call.num_results()) return false;
   for (size_t i = 0; i < call.operands().size(); ++i) {
     if (callee->parameter(i)->type() != call.operand(i)->type()) return false;
-  }
-  for (const auto& instruction : callee->instructions()) {
-    for (const ir::Computation* region : instruction->regions()) {
-      std::vector<const ir::Value*> captured;
-      CollectCapturedValues(*region, captured);
-      for (const ir::Value* v : captured) {
-        if (v->owner() == callee) return false;
-      }
-    }
   }
   return true;
 }

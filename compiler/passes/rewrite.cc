@@ -115,6 +115,16 @@ ir::Value* Rebuilder::Map(ir::Value* old) const {
   return it == map_.end() ? old : it->second;
 }
 
+void ReplaceOperandsInRegion(ir::Computation& region, const ValueMap& map) {
+  for (const auto& inst : region.instructions()) {
+    for (size_t i = 0; i < inst->operands().size(); ++i) {
+      auto it = map.find(inst->operand(i));
+      if (it != map.end()) inst->set_operand(i, it->second);
+    }
+    for (ir::Computation* nested : inst->regions()) ReplaceOperandsInRegion(*nested, map);
+  }
+}
+
 ir::Computation* CloneRegion(ir::Module& module, const ir::Computation& region, ValueMap& map) {
   ir::Computation* copy = module.AddRegion(region.name());
   for (const auto& p : region.parameters()) map[p.get()] = copy->AddParameter(p->type());
@@ -155,8 +165,26 @@ ir::Instruction* Rebuilder::Clone(const ir::Instruction& instruction, ValueMap* 
   for (size_t i = 0; i < instruction.num_results(); ++i) types.push_back(instruction.result(i)->type());
   std::vector<ir::Computation*> regions = instruction.regions();
   if (clone_regions) {
-    ValueMap scratch;
-    for (ir::Computation*& r : regions) r = CloneRegion(*computation_.module(), *r, scratch);
+    for (ir::Computation*& r : regions) {
+      ValueMap scratch;
+      r = CloneRegion(*computation_.module(), *r, scratch);
+      // Values the region captures from around the instruction are mapped like its operands
+      // (an inlined callee's region reading the callee's values reads their copies).
+      std::vector<const ir::Value*> captured;
+      CollectCapturedValues(*r, captured);
+      ValueMap outer;
+      for (const ir::Value* v : captured) {
+        ir::Value* old = const_cast<ir::Value*>(v);
+        ir::Value* now = old;
+        if (local != nullptr) {
+          auto it = local->find(old);
+          if (it != local->end()) now = it->second;
+        }
+        if (now == old) now = Map(old);
+        if (now != old) outer[old] = now;
+      }
+      if (!outer.empty()) ReplaceOperandsInRegion(*r, outer);
+    }
   }
   ir::Instruction* copy = computation_.AddInstruction(
       instruction.opcode(), std::move(operands), std::move(types), instruction.attributes(),

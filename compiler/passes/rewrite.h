@@ -66,6 +66,9 @@ class Rebuilder {
 // A deep copy of op region `region` in `module` (nested regions included). Values of enclosing
 // computations that the region reads are mapped through `map` (kept as they are when absent).
 ir::Computation* CloneRegion(ir::Module& module, const ir::Computation& region, ValueMap& map);
+// Points the operands of `region`'s instructions (nested regions included) that are keys of
+// `map` at their values.
+void ReplaceOperandsInRegion(ir::Computation& region, const ValueMap& map);
 
 // Rebuilds `computation` in order: for each instruction, `emit` either appends replacements
 // through the rebuilder (mapping the old results with SetMapping) and returns true, or returns

@@ -658,6 +658,31 @@ func.func @main(%x: tensor<512x256xf32>, %g: tensor<64x10xf32>) -> tensor<f32> {
   EXPECT_EQ(o.cost_report.find("evaluator "), std::string::npos) << o.cost_report;
 }
 
+TEST(HostBackendTest, CalleeRegionsCapturingConstantsAreInlinedAndCompiled) {
+  // jnp.sort's lowering: a private function whose region reads the function's constants. It is
+  // inlined (the region's reads mapped to the copies) and the constants are copied into the
+  // region, so nothing captures the entry's values and the compiled path takes the program.
+  Outcome o = ExpectSameResults(R"(
+func.func private @fold(%x: tensor<6x40xf32>) -> tensor<6xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %cap = stablehlo.constant dense<2.5> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %zero) across dimensions = [1] : (tensor<6x40xf32>, tensor<f32>) -> tensor<6xf32>
+    reducer(%a: tensor<f32>, %b: tensor<f32>) {
+      %c = stablehlo.minimum %b, %cap : tensor<f32>
+      %s = stablehlo.add %a, %c : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }
+  return %r : tensor<6xf32>
+}
+func.func @main(%x: tensor<6x40xf32>) -> tensor<6xf32> {
+  %r = func.call @fold(%x) : (tensor<6x40xf32>) -> tensor<6xf32>
+  return %r : tensor<6xf32>
+})");
+  EXPECT_EQ(o.cost_report.find("the reference evaluator runs"), std::string::npos)
+      << o.cost_report;
+  EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
+}
+
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
   // Futures are values of their own kind (not arena buffers): an async slice and an async
   // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs
