@@ -258,6 +258,26 @@ llvm::Value* ElementalEmitter::Compare(const ir::Instruction& inst, llvm::Value*
                                        llvm::Value* y) {
   const ElementType type = inst.operand(0)->type().element_type();
   const std::string d = Direction(inst);
+  const ir::Attribute* ct = inst.attribute("compare_type");
+  if (ir::IsFloat(type) && ct != nullptr && ct->kind == ir::Attribute::Kind::kString &&
+      ct->s == "TOTALORDER") {
+    // The bit patterns as signed keys, negative ones with their magnitude bits flipped (-0 just
+    // below +0, NaNs at the ends by sign and payload), the evaluator's TotalOrderKey. bf16 is
+    // exact in f32's upper bits, which keeps its order.
+    auto key = [&](llvm::Value* v) {
+      const unsigned bits = v->getType()->getPrimitiveSizeInBits();
+      llvm::Value* i = b_.CreateBitCast(v, b_.getIntNTy(bits));
+      return b_.CreateXor(i, b_.CreateLShr(b_.CreateAShr(i, bits - 1), 1));
+    };
+    x = key(x);
+    y = key(y);
+    if (d == "EQ") return b_.CreateICmpEQ(x, y);
+    if (d == "NE") return b_.CreateICmpNE(x, y);
+    if (d == "LT") return b_.CreateICmpSLT(x, y);
+    if (d == "LE") return b_.CreateICmpSLE(x, y);
+    if (d == "GT") return b_.CreateICmpSGT(x, y);
+    return b_.CreateICmpSGE(x, y);
+  }
   if (ir::IsFloat(type)) {
     // IEEE quiet predicates: a NaN operand satisfies only NE.
     if (d == "EQ") return b_.CreateFCmpOEQ(x, y);

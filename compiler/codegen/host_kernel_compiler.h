@@ -39,7 +39,8 @@ class HostKernelCompiler {
   HostKernelCompiler(const HostKernelCompiler&) = delete;
   HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;
 
-  // Emits `kernel`, a loop or a reduction kernel, or a single scatter or reduce (an identical earlier
+  // Emits `kernel`, a loop or a reduction kernel, or a single scatter, reduce or sort (for a sort:
+  // its comparator, sort_emitter.h) (an identical earlier
   // kernel's function is reused), and returns its id; an error (nothing added) when the code
   // generator does not take it.
   absl::StatusOr<int> AddKernel(const passes::Kernel& kernel);

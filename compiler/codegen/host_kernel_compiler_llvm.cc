@@ -22,6 +22,7 @@
 #include "compiler/codegen/reduce_support.h"
 #include "compiler/codegen/region_reduce_emitter.h"
 #include "compiler/codegen/scatter_emitter.h"
+#include "compiler/codegen/sort_emitter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -161,8 +162,10 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
       reduce ? (kernel.kind == passes::KernelKind::kReduce && LayOutReduceKernel(kernel).ok()
                     ? EmitReduceKernel(kernel, name, *shard.module)
                     : EmitRegionReduceKernel(kernel, name, *shard.module))
-      : kernel.kind == passes::KernelKind::kSingle ? EmitScatterKernel(kernel, name, *shard.module)
-                                                   : EmitLoopKernel(kernel, name, *shard.module);
+      : kernel.kind != passes::KernelKind::kSingle ? EmitLoopKernel(kernel, name, *shard.module)
+      : kernel.root()->opcode() == ir::Opcode::kSort
+          ? EmitSortComparator(kernel, name, *shard.module)
+          : EmitScatterKernel(kernel, name, *shard.module);
   llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();

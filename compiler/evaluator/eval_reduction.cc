@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_elementwise.h"
 #include "compiler/evaluator/eval_util.h"
+#include "compiler/evaluator/merge_sort.h"
 #include "compiler/evaluator/scalar_program.h"
 
 namespace ember::eval {
@@ -134,28 +135,6 @@ Results EvalReduce(const ir::Instruction& instruction, std::vector<EvalValue>& o
   std::vector<EvalValue> values;
   for (ir::Literal& r : results) values.push_back(EvalValue::Array(std::move(r)));
   return values;
-}
-
-// Stable top-down merge sort of `items` with a comparator that may fail (the first error stops
-// further comparisons). Never reads out of bounds, whatever the comparator answers.
-template <typename Less>
-void MergeSort(std::vector<int64_t>& items, std::vector<int64_t>& scratch, size_t lo, size_t hi,
-               Less& less) {
-  if (hi - lo < 2) return;
-  const size_t mid = lo + (hi - lo) / 2;
-  MergeSort(items, scratch, lo, mid, less);
-  MergeSort(items, scratch, mid, hi, less);
-  size_t a = lo, b = mid, out = lo;
-  while (a < mid && b < hi) {
-    // Take from the right only when it is strictly less: equal elements keep their order.
-    if (less(items[b], items[a]))
-      scratch[out++] = items[b++];
-    else
-      scratch[out++] = items[a++];
-  }
-  while (a < mid) scratch[out++] = items[a++];
-  while (b < hi) scratch[out++] = items[b++];
-  for (size_t i = lo; i < hi; ++i) items[i] = scratch[i];
 }
 
 Results EvalSort(const ir::Instruction& instruction, std::vector<EvalValue>& operands,

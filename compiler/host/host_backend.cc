@@ -12,9 +12,11 @@
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/codegen/loop_support.h"
 #include "compiler/codegen/reduce_support.h"
+#include "compiler/codegen/sort_support.h"
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/sort_thunk.h"
 #include "compiler/host/while_thunk.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -351,6 +353,11 @@ class HostCompilation {
         continue;
       }
       const std::string name = absl::StrCat(KernelName(kernel), ".", index);
+      if (llvm_ids_[index] >= 0 && kernel.root()->opcode() == ir::Opcode::kSort) {
+        thunks.push_back(SortWithComparator(*kernel.root(), name, compiler_.Get(llvm_ids_[index])));
+        ++fast_kernels;
+        continue;
+      }
       if (llvm_ids_[index] >= 0) {
         thunks.push_back(std::make_unique<CompiledKernelThunk>(
             absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]), llvm_units_[index],
@@ -531,6 +538,14 @@ class HostCompilation {
                  kernel.root()->opcode() == ir::Opcode::kScatter) {
         llvm_units_[k] = 1;  // one call, one thread: updates apply in order
       } else if (kernel.kind == passes::KernelKind::kSingle &&
+                 kernel.root()->opcode() == ir::Opcode::kSort) {
+        // (Run by a SortThunk, see Build.)
+        if (std::string why = codegen::SortKernelRefusal(kernel); !why.empty()) {
+          absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
+                          why, "\n");
+          continue;
+        }
+      } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kReduce) {
         // A reduce the reduction kernels do not fold (argmax): output elements in parallel.
         if (!SetRegionReduceUnits(k, kernel)) continue;
@@ -690,6 +705,29 @@ class HostCompilation {
     return std::make_unique<ConditionalThunk>(absl::StrCat(std::string(ir::OpcodeName(op.opcode())), ".", name),
                                               selector, std::move(branches),
                                               std::move(operands), std::move(results), is_if);
+  }
+
+  // A sort ordered by the merge sort with its compiled comparator; results nothing reads are
+  // not gathered.
+  std::unique_ptr<HostThunk> SortWithComparator(const ir::Instruction& sort, const std::string& name,
+                                                codegen::HostLoopKernel comparator) {
+    std::vector<ValueRef> operands, results;
+    for (const ir::Value* v : sort.operands()) operands.push_back(refs_.at(v));
+    for (size_t r = 0; r < sort.num_results(); ++r) {
+      auto to = refs_.find(sort.result(r));
+      ValueRef unread;
+      unread.kind = ValueRef::Kind::kOther;
+      unread.value = sort.result(r);
+      results.push_back(to != refs_.end() ? to->second : unread);
+    }
+    const std::vector<int64_t>& dims = sort.operand(0)->type().dims();
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    const ir::Attribute* d = sort.attribute("dimension");
+    int64_t dimension = d != nullptr && d->kind == ir::Attribute::Kind::kInt ? d->i : -1;
+    if (dimension < 0) dimension += rank;
+    return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name), std::move(comparator),
+                                       std::move(operands), std::move(results), dims,
+                                       dimension);
   }
 
   // A kernel of the region reduce emitter runs its output elements in parallel, each folding

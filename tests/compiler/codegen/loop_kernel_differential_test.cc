@@ -122,6 +122,16 @@ TEST(LoopKernelDifferentialTest, CompareSelectClampIsFinite) {
                                            MakeInputs({et, et}, kN, 100 + cases++));
       EXPECT_TRUE(run.compiled) << run.refusal;
       EXPECT_EQ(run.mismatches, 0);
+      if (!IsF(et)) continue;
+      // The total order of the bit patterns (jnp.sort's comparator): -0 below +0, NaNs at the
+      // ends. f16 is refused (its conversion to f32 may quiet a signalling NaN).
+      SCOPED_TRACE("TOTALORDER");
+      const std::string total = absl::StrCat("  %r = stablehlo.compare ", dir, ", %p0, %p1, ",
+                                             "TOTALORDER : (", t, ", ", t, ") -> ", p);
+      KernelRun ordered = CompareWithEvaluator(Program({et, et}, ElementType::kPred, total),
+                                               MakeInputs({et, et}, kN, 100 + cases++));
+      EXPECT_EQ(ordered.compiled, et != ElementType::kF16) << ordered.refusal;
+      EXPECT_EQ(ordered.mismatches, 0);
     }
     {
       SCOPED_TRACE(absl::StrCat("select ", info.mlir));

@@ -683,6 +683,48 @@ func.func @main(%x: tensor<6x40xf32>) -> tensor<6xf32> {
   EXPECT_NE(o.cost_report.find("fast kernels: 1 of 1"), std::string::npos) << o.cost_report;
 }
 
+TEST(HostBackendTest, SortsRunWithACompiledComparator) {
+  // jnp.argsort's sort of (keys, iota) with its total-order comparator over NaN-canonicalized
+  // keys, along the last and the first dim, an unread values result, and an integer key sort
+  // with ties (stability): the merge sort with the compiled comparator gives the evaluator's
+  // permutation.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<9x70xf32>, %k: tensor<9x70xi32>) -> (tensor<9x70xi32>, tensor<9x70xf32>, tensor<9x70xi32>, tensor<9x70xf32>) {
+  %i = stablehlo.iota dim = 1 : tensor<9x70xi32>
+  %s:2 = "stablehlo.sort"(%x, %i) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %ia: tensor<i32>, %ib: tensor<i32>):
+    %nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %az = stablehlo.compare EQ, %a, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %a0 = stablehlo.select %az, %zero, %a : tensor<i1>, tensor<f32>
+    %an = stablehlo.compare NE, %a, %a, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %a1 = stablehlo.select %an, %nan, %a0 : tensor<i1>, tensor<f32>
+    %bz = stablehlo.compare EQ, %b, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %b0 = stablehlo.select %bz, %zero, %b : tensor<i1>, tensor<f32>
+    %bn = stablehlo.compare NE, %b, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %b1 = stablehlo.select %bn, %nan, %b0 : tensor<i1>, tensor<f32>
+    %lt = stablehlo.compare LT, %a1, %b1, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 1 : i64, is_stable = true} : (tensor<9x70xf32>, tensor<9x70xi32>) -> (tensor<9x70xf32>, tensor<9x70xi32>)
+  %c:2 = "stablehlo.sort"(%x, %k) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %ka: tensor<i32>, %kb: tensor<i32>):
+    %gt = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %gt : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<9x70xf32>, tensor<9x70xi32>) -> (tensor<9x70xf32>, tensor<9x70xi32>)
+  %t:2 = "stablehlo.sort"(%k, %x) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %xa: tensor<f32>, %xb: tensor<f32>):
+    %two = stablehlo.constant dense<4> : tensor<i32>
+    %ra = stablehlo.remainder %a, %two : tensor<i32>
+    %rb = stablehlo.remainder %b, %two : tensor<i32>
+    %lt = stablehlo.compare LT, %ra, %rb, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 1 : i64, is_stable = true} : (tensor<9x70xi32>, tensor<9x70xf32>) -> (tensor<9x70xi32>, tensor<9x70xf32>)
+  return %s#1, %c#0, %t#0, %t#1 : tensor<9x70xi32>, tensor<9x70xf32>, tensor<9x70xi32>, tensor<9x70xf32>
+})");
+  EXPECT_EQ(o.cost_report.find("  evaluator "), std::string::npos) << o.cost_report;
+  EXPECT_NE(o.cost_report.find("llvm kernels: 3 of 4"), std::string::npos) << o.cost_report;
+}
+
 TEST(HostBackendTest, FuturesAndCompositeRegionsRunThroughTheOpTable) {
   // Futures are values of their own kind (not arena buffers): an async slice and an async
   // dynamic_update_slice stay in flight across fused kernels; a composite with a region runs

@@ -1,0 +1,36 @@
+// A sort run natively: each line along the sort dimension (lines in parallel) is ordered by the
+// evaluator's stable merge sort (merge_sort.h), asking the compiled comparator (sort_emitter.h)
+// for every comparison, and every operand is gathered along the order into its result. The
+// permutation is the evaluator's, so the results are its bits.
+#ifndef EMBER_COMPILER_HOST_SORT_THUNK_H_
+#define EMBER_COMPILER_HOST_SORT_THUNK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/host/host_thunks.h"
+
+namespace ember::host {
+
+class SortThunk final : public HostThunk {
+ public:
+  // `operands`/`results`: the sort's, in order, all of `dims`; `dimension`: the sorted one.
+  SortThunk(std::string name, codegen::HostLoopKernel comparator, std::vector<ValueRef> operands,
+            std::vector<ValueRef> results, std::vector<int64_t> dims, int64_t dimension);
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  codegen::HostLoopKernel comparator_;
+  std::vector<ValueRef> operands_;
+  std::vector<ValueRef> results_;
+  std::vector<int> widths_;  // bytes per element of each operand
+  int64_t length_ = 0;       // elements per line
+  int64_t step_ = 1;         // between a line's elements
+  int64_t lines_ = 0;
+};
+
+}  // namespace ember::host
+
+#endif  // EMBER_COMPILER_HOST_SORT_THUNK_H_
