@@ -11,10 +11,10 @@
 
 namespace ember::eval {
 
-// Sorts items[lo, hi) with `less`; `scratch` has at least `hi` entries.
-template <typename Less>
-void MergeSort(std::vector<int64_t>& items, std::vector<int64_t>& scratch, size_t lo, size_t hi,
-               Less& less) {
+// Sorts items[lo, hi) with `less`; `scratch` has at least `hi` entries. `Items`: a vector or a
+// span of int64.
+template <typename Items, typename Less>
+void MergeSort(Items& items, Items& scratch, size_t lo, size_t hi, Less& less) {
   if (hi - lo < 2) return;
   const size_t mid = lo + (hi - lo) / 2;
   MergeSort(items, scratch, lo, mid, less);

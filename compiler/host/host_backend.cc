@@ -725,7 +725,8 @@ class HostCompilation {
     const ir::Attribute* d = sort.attribute("dimension");
     int64_t dimension = d != nullptr && d->kind == ir::Attribute::Kind::kInt ? d->i : -1;
     if (dimension < 0) dimension += rank;
-    return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name), std::move(comparator),
+    return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name, " (", sort.Describe(), ")"),
+                                       std::move(comparator),
                                        std::move(operands), std::move(results), dims,
                                        dimension);
   }

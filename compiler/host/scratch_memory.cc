@@ -18,7 +18,11 @@ ScratchMemory::~ScratchMemory() {
 absl::StatusOr<void*> ScratchMemory::Allocate(uint64_t bytes, const std::string& what) {
   bytes = bytes == 0 ? 1 : bytes;
   MemoryAccount* account = MemoryAccount::Current();
-  if (account != nullptr) EMBER_RETURN_IF_ERROR(account->Charge(bytes));
+  if (account != nullptr) {
+    if (absl::Status charged = account->Charge(bytes); !charged.ok()) {
+      return absl::Status(charged.code(), absl::StrCat(what, ": ", charged.message()));
+    }
+  }
   void* data = ::operator new(bytes, std::align_val_t{64}, std::nothrow);
   if (data == nullptr) {
     if (account != nullptr) account->Release(bytes);

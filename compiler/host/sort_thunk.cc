@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "compiler/evaluator/merge_sort.h"
+#include "compiler/host/scratch_memory.h"
 
 namespace ember::host {
 
@@ -24,16 +27,28 @@ SortThunk::SortThunk(std::string name, codegen::HostLoopKernel comparator,
 }
 
 absl::Status SortThunk::Run(HostRunContext& context) const {
+  if (lines_ == 0 || length_ == 0) return absl::OkStatus();
   std::vector<const void*> in;
   std::vector<uint8_t*> out;
   for (const ValueRef& r : operands_) in.push_back(context.Address(r));
   for (const ValueRef& r : results_) out.push_back(context.Address(r));
-  // Lines in parts of about 64 Ki elements.
-  const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, length_));
-  context.pool().ParallelFor(lines_, per_part, [&](int64_t first, int64_t last) {
-    std::vector<int64_t> order(length_), scratch(length_);
+  // Parts of about 64 Ki elements, at most a few per thread; each part sorts its lines with an
+  // order and a scratch array of its own, allocated here, on the launch's memory account (a line
+  // too long for memory is RESOURCE_EXHAUSTED, not an abort in a worker).
+  const int64_t per_part = std::max<int64_t>(1, 65536 / length_);
+  const int64_t parts = std::min<int64_t>((lines_ + per_part - 1) / per_part,
+                                          4 * std::max<int64_t>(1, context.pool().size()));
+  ScratchMemory memory;
+  const uint64_t bytes = static_cast<uint64_t>(parts) * 2 * length_ * sizeof(int64_t);
+  EMBER_ASSIGN_OR_RETURN(void* arrays, memory.Allocate(bytes, name()));
+  // Part `part` sorts its share of the lines.
+  auto sort_part = [&](int64_t part) {
+    int64_t* arrays_of_part = static_cast<int64_t*>(arrays) + part * 2 * length_;
+    std::span<int64_t> order(arrays_of_part, length_);
+    std::span<int64_t> scratch(arrays_of_part + length_, length_);
     uint8_t less_byte = 0;
     void* less_out[] = {&less_byte};
+    const int64_t first = lines_ * part / parts, last = lines_ * (part + 1) / parts;
     for (int64_t line = first; line < last; ++line) {
       // Line `line` starts at its outer block times the block's size plus its inner offset.
       const int64_t base = (line / step_) * length_ * step_ + line % step_;
@@ -52,6 +67,9 @@ absl::Status SortThunk::Run(HostRunContext& context) const {
         }
       }
     }
+  };
+  context.pool().ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) sort_part(part);
   });
   return absl::OkStatus();
 }

@@ -17,7 +17,10 @@ _CHILD = textwrap.dedent("""
     import numpy as np
 
     def sort_outer(x):
-        return jnp.sort(jnp.outer(x, x).reshape(-1))[:10]  # SORT_LINE
+        # Sorted by f16 keys: their total order is not compiled (f16 goes through f32), so the
+        # sort runs on the evaluator, whose copies of operands and results are real memory. One
+        # line: the errors name it for the sort and for the largest temporary alike.
+        o = jnp.outer(x, x).reshape(-1); return jax.lax.sort((o.astype(jnp.float16), o), num_keys=1)[1][:10]  # SORT_LINE
 
     device = jax.devices()[0]
     f = jax.jit(sort_outer)
@@ -90,3 +93,38 @@ def test_a_sort_larger_than_memory_is_resource_exhausted(tmp_path):
     assert "RESOURCE_EXHAUSTED" in out["huge"], out
     assert "274877906944" in out["huge"], out["huge"]  # the 256 GiB asked for
     assert out["after_huge"] == 6.0
+
+
+_COMPILED_SORT_CHILD = textwrap.dedent("""
+    import json, sys
+    import jax, jax.numpy as jnp
+    x = jnp.linspace(0, 1, 3000)
+    f = jax.jit(lambda x: jnp.sort(jnp.outer(x, x).reshape(-1))[:10])
+    out = {}
+    try:
+        out["first"] = [float(v) for v in f(x)]
+    except Exception as e:
+        out["error"] = str(e)
+    out["after"] = float(jnp.arange(10.0).sum())
+    print(json.dumps(out))
+""")
+
+
+def test_a_compiled_sort_whose_scratch_exceeds_the_limit_is_resource_exhausted(tmp_path):
+    # The compiled sort orders a 9M-element line with two int64 index arrays (144 MB) on top of
+    # the program's 72 MB of buffers: under a 160 MB limit the launch fails with an error naming
+    # the sort, and the device keeps working; under 400 MB it sorts.
+    script = tmp_path / "sort_child.py"
+    script.write_text(_COMPILED_SORT_CHILD)
+    results = {}
+    for limit in (160_000_000, 400_000_000):
+        env = dict(os.environ, JAX_PLATFORMS="ember", EMBER_MEMORY_LIMIT_BYTES=str(limit))
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[limit] = json.loads(proc.stdout.strip().splitlines()[-1])
+    small, large = results[160_000_000], results[400_000_000]
+    assert "RESOURCE_EXHAUSTED" in small.get("error", ""), small
+    assert "sort" in small["error"], small["error"]
+    assert small["after"] == 45.0
+    assert "error" not in large and large["first"] == [0.0] * 10, large
