@@ -526,7 +526,13 @@ class HostCompilation {
         if (!layout.ok()) {
           // Folded dims apart (a mean over [2, 4]) and the like: the region reduce emitter, in
           // the evaluator's order, where no chunked kernel runs it.
-          if (chunked[k] || grouped[k] || !SetRegionReduceUnits(k, kernel)) continue;
+          if (chunked[k] || grouped[k]) continue;
+          if (std::string why = codegen::RegionReduceKernelRefusal(kernel); !why.empty()) {
+            absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
+                            layout.status().message(), "; ", why, "\n");
+            continue;
+          }
+          SetRegionReduceUnits(k, kernel);
         } else {
           const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
           // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
