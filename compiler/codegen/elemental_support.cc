@@ -1,5 +1,6 @@
 #include "compiler/codegen/elemental_support.h"
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/passes/rewrite.h"
@@ -206,6 +207,19 @@ bool ScalarRegionSupported(const ir::Computation& region) {
     if (!ElementalOpSupported(*inst)) return false;
   }
   return region.return_instruction() != nullptr;
+}
+
+bool DimsContain(const std::vector<int64_t>& dims, int64_t d) {
+  return std::find(dims.begin(), dims.end(), d) != dims.end();
+}
+
+bool DistinctDims(const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
 }
 
 }  // namespace ember::codegen

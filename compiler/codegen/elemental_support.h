@@ -4,6 +4,9 @@
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENTAL_SUPPORT_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/module.h"
 
@@ -29,6 +32,11 @@ bool ElementalOpSupported(const ir::Instruction& instruction);
 // emitter's types, computed by scalar constants and ops ElementalOpSupported takes (a reduce
 // body such as argmax's, a comparator).
 bool ScalarRegionSupported(const ir::Computation& region);
+
+// Dimension-number checks the support predicates share: whether `dims` holds `d`, and whether
+// `dims` are distinct dims in [0, rank).
+bool DimsContain(const std::vector<int64_t>& dims, int64_t d);
+bool DistinctDims(const std::vector<int64_t>& dims, int64_t rank);
 
 }  // namespace ember::codegen
 

@@ -14,20 +14,6 @@ namespace {
 
 using ir::Opcode;
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// Distinct dims in [0, rank).
-bool ValidDims(const std::vector<int64_t>& dims, int64_t rank) {
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
-  for (int64_t d : dims) {
-    if (d < 0 || d >= rank || seen[d]) return false;
-    seen[d] = true;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<GatherDims> ReadGatherDims(const ir::Instruction& inst) {
@@ -74,8 +60,8 @@ std::optional<GatherDims> ReadGatherDims(const ir::Instruction& inst) {
   const int64_t result_rank = static_cast<int64_t>(rs.size());
   std::vector<int64_t> not_offset = *collapsed;
   not_offset.insert(not_offset.end(), operand_batching->begin(), operand_batching->end());
-  if (static_cast<int64_t>(g.slice_sizes.size()) != rank || !ValidDims(not_offset, rank) ||
-      !ValidDims(g.start_index_map, rank) || !ValidDims(g.offset_dims, result_rank) ||
+  if (static_cast<int64_t>(g.slice_sizes.size()) != rank || !DistinctDims(not_offset, rank) ||
+      !DistinctDims(g.start_index_map, rank) || !DistinctDims(g.offset_dims, result_rank) ||
       g.index_vector_dim < 0 || g.index_vector_dim > index_rank ||
       g.operand_batching_dims.size() != g.indices_batching_dims.size()) {
     return std::nullopt;
@@ -84,7 +70,7 @@ std::optional<GatherDims> ReadGatherDims(const ir::Instruction& inst) {
   if (components != static_cast<int64_t>(g.start_index_map.size())) return std::nullopt;
   for (int64_t d = 0; d < rank; ++d) {
     if (g.slice_sizes[d] < 0 || g.slice_sizes[d] > os[d]) return std::nullopt;
-    if (!Contains(not_offset, d)) g.offset_operand_dims.push_back(d);
+    if (!DimsContain(not_offset, d)) g.offset_operand_dims.push_back(d);
   }
   for (int64_t d : *collapsed) {
     if (g.slice_sizes[d] > 1) return std::nullopt;
@@ -95,7 +81,7 @@ std::optional<GatherDims> ReadGatherDims(const ir::Instruction& inst) {
     if (d != g.index_vector_dim) batch_sizes.push_back(is[d]);
   }
   for (int64_t d = 0; d < result_rank; ++d) {
-    if (!Contains(g.offset_dims, d)) g.batch_dims.push_back(d);
+    if (!DimsContain(g.offset_dims, d)) g.batch_dims.push_back(d);
   }
   if (g.batch_dims.size() != batch_sizes.size()) return std::nullopt;
   for (size_t i = 0; i < g.batch_dims.size(); ++i) {

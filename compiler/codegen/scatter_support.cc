@@ -12,19 +12,6 @@ namespace {
 using ir::ElementType;
 using ir::Opcode;
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-bool ValidDims(const std::vector<int64_t>& dims, int64_t rank) {
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
-  for (int64_t d : dims) {
-    if (d < 0 || d >= rank || seen[d]) return false;
-    seen[d] = true;
-  }
-  return true;
-}
-
 // The update region `(current, update) { return update }`.
 bool Replaces(const ir::Computation& region) {
   const ir::Instruction* ret = region.return_instruction();
@@ -85,8 +72,8 @@ std::optional<ScatterDims> ReadScatterDims(const ir::Instruction& inst) {
   const int64_t update_rank = static_cast<int64_t>(us.size());
   std::vector<int64_t> not_window = inserted;
   not_window.insert(not_window.end(), s.input_batching_dims.begin(), s.input_batching_dims.end());
-  if (!ValidDims(not_window, rank) || !ValidDims(s.scatter_dims_to_operand_dims, rank) ||
-      !ValidDims(s.update_window_dims, update_rank) || s.index_vector_dim < 0 ||
+  if (!DistinctDims(not_window, rank) || !DistinctDims(s.scatter_dims_to_operand_dims, rank) ||
+      !DistinctDims(s.update_window_dims, update_rank) || s.index_vector_dim < 0 ||
       s.index_vector_dim > index_rank ||
       s.input_batching_dims.size() != s.indices_batching_dims.size()) {
     return std::nullopt;
@@ -96,7 +83,7 @@ std::optional<ScatterDims> ReadScatterDims(const ir::Instruction& inst) {
     return std::nullopt;
   }
   for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(not_window, d)) s.window_input_dims.push_back(d);
+    if (!DimsContain(not_window, d)) s.window_input_dims.push_back(d);
   }
   if (s.window_input_dims.size() != s.update_window_dims.size()) return std::nullopt;
   for (size_t i = 0; i < s.update_window_dims.size(); ++i) {
@@ -107,7 +94,7 @@ std::optional<ScatterDims> ReadScatterDims(const ir::Instruction& inst) {
     if (d != s.index_vector_dim) batch_sizes.push_back(xs[d]);
   }
   for (int64_t d = 0; d < update_rank; ++d) {
-    if (!Contains(s.update_window_dims, d)) s.update_scatter_dims.push_back(d);
+    if (!DimsContain(s.update_window_dims, d)) s.update_scatter_dims.push_back(d);
   }
   if (s.update_scatter_dims.size() != batch_sizes.size()) return std::nullopt;
   for (size_t i = 0; i < batch_sizes.size(); ++i) {
