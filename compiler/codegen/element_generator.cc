@@ -56,6 +56,25 @@ void ElementGenerator::LoadInputs(llvm::Value* inputs) {
   }
 }
 
+llvm::Value* ElementGenerator::ToInt64(llvm::Value* element, ir::ElementType type) {
+  return ir::IsSignedInteger(type) ? b_.CreateSExtOrTrunc(element, b_.getInt64Ty())
+                                   : b_.CreateZExtOrTrunc(element, b_.getInt64Ty());
+}
+
+absl::StatusOr<llvm::Value*> ElementGenerator::IndexComponent(
+    const ir::Value* indices, int64_t index_vector_dim, const std::vector<llvm::Value*>& batch,
+    int64_t k) {
+  const std::vector<int64_t>& dims = indices->type().dims();
+  ElementIndex& at = NewIndex(&dims);
+  size_t next = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    at.multi.push_back(d == index_vector_dim ? b_.getInt64(k) : batch[next++]);
+  }
+  at.linear = Linearize(at.multi, dims);
+  EMBER_ASSIGN_OR_RETURN(llvm::Value * component, Generate(indices, at));
+  return ToInt64(component, indices->type().element_type());
+}
+
 absl::StatusOr<llvm::Value*> ElementGenerator::InputAddress(const ir::Value* value) const {
   auto it = input_base_.find(value);
   if (it == input_base_.end()) {
@@ -200,8 +219,7 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       for (size_t d = 0; d < in_dims.size(); ++d) {
         const ir::Value* start = inst->operand(1 + d);
         EMBER_ASSIGN_OR_RETURN(llvm::Value * s, Generate(start, ScalarIndex()));
-        s = ir::IsSignedInteger(start->type().element_type()) ? b_.CreateSExt(s, b_.getInt64Ty())
-                                                              : b_.CreateZExt(s, b_.getInt64Ty());
+        s = ToInt64(s, start->type().element_type());
         llvm::Value* hi = b_.getInt64(in_dims[d] - out_dims[d]);
         s = b_.CreateSelect(b_.CreateICmpSLT(s, b_.getInt64(0)), b_.getInt64(0), s);
         s = b_.CreateSelect(b_.CreateICmpSGT(s, hi), hi, s);
@@ -279,23 +297,14 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       std::optional<GatherDims> g = ReadGatherDims(*inst);
       if (!g.has_value()) return absl::InternalError("gather dims changed after planning");
       const ir::Value* indices = inst->operand(1);
-      const std::vector<int64_t>& index_dims = indices->type().dims();
       const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
       const std::vector<llvm::Value*>& m = Multi(index);
       std::vector<llvm::Value*> batch;
       for (int64_t d : g->batch_dims) batch.push_back(m[d]);
       std::vector<llvm::Value*> multi(in_dims.size(), b_.getInt64(0));
       for (size_t k = 0; k < g->start_index_map.size(); ++k) {
-        ElementIndex& at = NewIndex(&index_dims);
-        size_t next = 0;
-        for (int64_t d = 0; d < static_cast<int64_t>(index_dims.size()); ++d) {
-          at.multi.push_back(d == g->index_vector_dim ? b_.getInt64(k) : batch[next++]);
-        }
-        at.linear = Linearize(at.multi, index_dims);
-        EMBER_ASSIGN_OR_RETURN(llvm::Value * start, Generate(indices, at));
-        start = ir::IsSignedInteger(indices->type().element_type())
-                    ? b_.CreateSExtOrTrunc(start, b_.getInt64Ty())
-                    : b_.CreateZExtOrTrunc(start, b_.getInt64Ty());
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * start,
+                               IndexComponent(indices, g->index_vector_dim, batch, k));
         const int64_t d = g->start_index_map[k];
         llvm::Value* hi = b_.getInt64(in_dims[d] - g->slice_sizes[d]);
         start = b_.CreateSelect(b_.CreateICmpSLT(start, b_.getInt64(0)), b_.getInt64(0), start);

@@ -67,6 +67,12 @@ class ElementGenerator {
   const std::vector<llvm::Value*>& Multi(ElementIndex& index);
   // The row-major linear index of `multi` into `dims`.
   llvm::Value* Linearize(const std::vector<llvm::Value*>& multi, const std::vector<int64_t>& dims);
+  // Component `k` of the index vectors of `indices` at batch index `batch` (an index without
+  // `index_vector_dim`), widened to int64 by its signedness: gather's and scatter's starts.
+  absl::StatusOr<llvm::Value*> IndexComponent(const ir::Value* indices, int64_t index_vector_dim,
+                                              const std::vector<llvm::Value*>& batch, int64_t k);
+  // An integer element of `type` as int64, by its signedness.
+  llvm::Value* ToInt64(llvm::Value* element, ir::ElementType type);
   // The address of kernel input `value`'s buffer (after LoadInputs).
   absl::StatusOr<llvm::Value*> InputAddress(const ir::Value* value) const;
 

@@ -101,6 +101,31 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   mpm.run(module, mam);
 }
 
+// `kernel` as function `name` by the emitter for its kind: loop kernels; reduction kernels by the
+// row/column emitter where it lays them out, else (dims apart, several inputs, bodies of several
+// ops) by the region reduce emitter; a single reduce, scatter or sort (its comparator).
+absl::Status EmitKernel(const passes::Kernel& kernel, const std::string& name,
+                        llvm::Module& module) {
+  switch (kernel.kind) {
+    case passes::KernelKind::kLoop:
+      return EmitLoopKernel(kernel, name, module);
+    case passes::KernelKind::kReduce:
+      return LayOutReduceKernel(kernel).ok() ? EmitReduceKernel(kernel, name, module)
+                                             : EmitRegionReduceKernel(kernel, name, module);
+    case passes::KernelKind::kSingle:
+      switch (kernel.root()->opcode()) {
+        case ir::Opcode::kReduce: return EmitRegionReduceKernel(kernel, name, module);
+        case ir::Opcode::kScatter: return EmitScatterKernel(kernel, name, module);
+        case ir::Opcode::kSort: return EmitSortComparator(kernel, name, module);
+        default: break;
+      }
+      break;
+    default:
+      break;
+  }
+  return absl::UnimplementedError(absl::StrCat(name, ": no emitter for this kernel"));
+}
+
 }  // namespace
 
 // Kernels are emitted round-robin into shards, each a module in a context of its own, so that
@@ -152,20 +177,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   const size_t shard_index = next % MaxShards();
   if (shard_index >= impl_->shards.size()) impl_->shards.push_back(std::make_unique<Shard>());
   Shard& shard = *impl_->shards[shard_index];
-  // Reductions the reduction emitter does not lay out (dims apart, several inputs, bodies of
-  // several ops) go to the region reduce emitter, which folds in the evaluator's order.
-  const bool reduce = kernel.kind == passes::KernelKind::kReduce ||
-                      (kernel.kind == passes::KernelKind::kSingle &&
-                       kernel.root()->opcode() == ir::Opcode::kReduce);
-  // (A kReduce kernel's root may be its epilogue; a kSingle one is the reduce itself.)
-  absl::Status emitted =
-      reduce ? (kernel.kind == passes::KernelKind::kReduce && LayOutReduceKernel(kernel).ok()
-                    ? EmitReduceKernel(kernel, name, *shard.module)
-                    : EmitRegionReduceKernel(kernel, name, *shard.module))
-      : kernel.kind != passes::KernelKind::kSingle ? EmitLoopKernel(kernel, name, *shard.module)
-      : kernel.root()->opcode() == ir::Opcode::kSort
-          ? EmitSortComparator(kernel, name, *shard.module)
-          : EmitScatterKernel(kernel, name, *shard.module);
+  absl::Status emitted = EmitKernel(kernel, name, *shard.module);
   llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
     if (fn != nullptr) fn->eraseFromParent();

@@ -246,4 +246,11 @@ std::string RegionReduceKernelRefusal(const passes::Kernel& kernel) {
   return "";
 }
 
+const ir::Instruction& RegionReduceOf(const passes::Kernel& kernel) {
+  for (const ir::Instruction* inst : kernel.instructions) {
+    if (inst->opcode() == Opcode::kReduce) return *inst;
+  }
+  return *kernel.root();  // RegionReduceKernelRefusal guarantees one
+}
+
 }  // namespace ember::codegen

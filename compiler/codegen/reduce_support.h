@@ -52,6 +52,8 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
 // any dims, whose body is a scalar region the elemental emitter takes (argmax's value-and-index
 // fold, a sum over dims apart); else why not.
 std::string RegionReduceKernelRefusal(const passes::Kernel& kernel);
+// The reduce of a kernel RegionReduceKernelRefusal takes.
+const ir::Instruction& RegionReduceOf(const passes::Kernel& kernel);
 
 }  // namespace ember::codegen
 

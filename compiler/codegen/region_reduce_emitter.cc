@@ -13,17 +13,10 @@
 namespace ember::codegen {
 namespace {
 
-const ir::Instruction& TheReduce(const passes::Kernel& kernel) {
-  for (const ir::Instruction* inst : kernel.instructions) {
-    if (inst->opcode() == ir::Opcode::kReduce) return *inst;
-  }
-  return *kernel.root();  // RegionReduceKernelRefusal guarantees one
-}
-
 class RegionReduceEmitter {
  public:
   RegionReduceEmitter(const passes::Kernel& kernel, llvm::Module& module)
-      : kernel_(kernel), reduce_(TheReduce(kernel)), module_(module), b_(module.getContext()),
+      : kernel_(kernel), reduce_(RegionReduceOf(kernel)), module_(module), b_(module.getContext()),
         elemental_(b_), generator_(kernel, b_, elemental_) {}
 
   absl::Status Emit(const std::string& name) {

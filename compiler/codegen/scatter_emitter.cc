@@ -27,7 +27,6 @@ class ScatterEmitter {
     const ir::Value* updates = scatter.operand(2);
     const ir::ElementType t = input->type().element_type();
     const std::vector<int64_t>& input_dims = input->type().dims();
-    const std::vector<int64_t>& index_dims = indices->type().dims();
     const std::vector<int64_t>& update_dims = updates->type().dims();
     llvm::Type* storage = elemental_.StorageType(t);
     const int64_t bytes = input->type().shape().ByteSize();
@@ -63,16 +62,9 @@ class ScatterEmitter {
     for (int64_t d : dims_.update_scatter_dims) scatter_index.push_back(um[d]);
     std::vector<llvm::Value*> ri(input_dims.size(), b_.getInt64(0));
     for (size_t k = 0; k < dims_.scatter_dims_to_operand_dims.size(); ++k) {
-      ElementIndex& ix = generator_.NewIndex(&index_dims);
-      size_t next = 0;
-      for (int64_t d = 0; d < static_cast<int64_t>(index_dims.size()); ++d) {
-        ix.multi.push_back(d == dims_.index_vector_dim ? b_.getInt64(k) : scatter_index[next++]);
-      }
-      ix.linear = generator_.Linearize(ix.multi, index_dims);
-      EMBER_ASSIGN_OR_RETURN(llvm::Value * start, generator_.Generate(indices, ix));
-      start = ir::IsSignedInteger(indices->type().element_type())
-                  ? b_.CreateSExtOrTrunc(start, b_.getInt64Ty())
-                  : b_.CreateZExtOrTrunc(start, b_.getInt64Ty());
+      EMBER_ASSIGN_OR_RETURN(
+          llvm::Value * start,
+          generator_.IndexComponent(indices, dims_.index_vector_dim, scatter_index, k));
       const int64_t d = dims_.scatter_dims_to_operand_dims[k];
       ri[d] = b_.CreateAdd(ri[d], start);
     }

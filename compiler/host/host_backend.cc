@@ -505,6 +505,12 @@ class HostCompilation {
       for (int k = g.first; k <= g.last; ++k) grouped[k] = true;
     }
     const int64_t threads = ThreadPool::Default().size();
+    // No silent slow path: a kernel the code generator does not take says why (it stays chunked
+    // or, failing that, on the evaluator's op table).
+    auto not_compiled = [this](const passes::Kernel& kernel, size_t k, absl::string_view why) {
+      absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ", why,
+                      "\n");
+    };
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
       // A windowed op the code generator leaves to the evaluator says why.
@@ -528,11 +534,10 @@ class HostCompilation {
           // the evaluator's order, where no chunked kernel runs it.
           if (chunked[k] || grouped[k]) continue;
           if (std::string why = codegen::RegionReduceKernelRefusal(kernel); !why.empty()) {
-            absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
-                            layout.status().message(), "; ", why, "\n");
+            not_compiled(kernel, k, absl::StrCat(layout.status().message(), "; ", why));
             continue;
           }
-          SetRegionReduceUnits(k, kernel);
+          SetRegionReduceUnits(k, codegen::RegionReduceOf(kernel));
         } else {
           const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
           // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
@@ -547,14 +552,17 @@ class HostCompilation {
                  kernel.root()->opcode() == ir::Opcode::kSort) {
         // (Run by a SortThunk, see Build.)
         if (std::string why = codegen::SortKernelRefusal(kernel); !why.empty()) {
-          absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
-                          why, "\n");
+          not_compiled(kernel, k, why);
           continue;
         }
       } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kReduce) {
         // A reduce the reduction kernels do not fold (argmax): output elements in parallel.
-        if (!SetRegionReduceUnits(k, kernel)) continue;
+        if (std::string why = codegen::RegionReduceKernelRefusal(kernel); !why.empty()) {
+          not_compiled(kernel, k, why);
+          continue;
+        }
+        SetRegionReduceUnits(k, *kernel.root());
       } else {
         continue;
       }
@@ -562,9 +570,7 @@ class HostCompilation {
       if (id.ok()) {
         llvm_ids_[k] = *id;
       } else {
-        // No silent slow path: the kernel stays chunked, and the report says why.
-        absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ",
-                        id.status().message(), "\n");
+        not_compiled(kernel, k, id.status().message());
       }
     }
     absl::Status compiled = compiler_.Compile();
@@ -737,20 +743,13 @@ class HostCompilation {
                                        dimension);
   }
 
-  // A kernel of the region reduce emitter runs its output elements in parallel, each folding
-  // its row; false (nothing set) when the emitter does not take the kernel.
-  bool SetRegionReduceUnits(size_t k, const passes::Kernel& kernel) {
-    if (!codegen::RegionReduceKernelRefusal(kernel).empty()) return false;
-    const ir::Instruction* found = nullptr;
-    for (const ir::Instruction* inst : kernel.instructions) {
-      if (inst->opcode() == ir::Opcode::kReduce) found = inst;
-    }
-    const ir::Instruction& reduce = *found;
+  // A kernel of the region reduce emitter (folding with `reduce`) runs its output elements in
+  // parallel, each folding its row.
+  void SetRegionReduceUnits(size_t k, const ir::Instruction& reduce) {
     const int64_t outputs = reduce.result(0)->type().shape().element_count();
     llvm_units_[k] = outputs;
     llvm_unit_elements_[k] = std::max<int64_t>(
         1, reduce.operand(0)->type().shape().element_count() / std::max<int64_t>(1, outputs));
-    return true;
   }
 
   // The elements a kernel reads or writes at most (its largest value).
