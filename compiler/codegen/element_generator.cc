@@ -100,6 +100,16 @@ void ElementGenerator::NewScope() {
   scalar_index_ = nullptr;
 }
 
+IndexRange ElementGenerator::RangeOf(const ElementIndex& index, size_t d) {
+  if (d < index.ranges.size() && index.ranges[d].has_value()) return *index.ranges[d];
+  return IndexRange{0, (*index.dims)[d]};
+}
+
+void ElementGenerator::SetRange(ElementIndex& index, size_t d, IndexRange range) {
+  index.ranges.resize(index.dims->size());
+  index.ranges[d] = range;
+}
+
 ElementIndex& ElementGenerator::ScalarIndex() {
   if (scalar_index_ == nullptr) {
     scalar_index_ = &NewIndex(&kNoDims);
@@ -160,8 +170,35 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
   const std::vector<int64_t>& out_dims = v->type().dims();
   switch (inst->opcode()) {
     case Opcode::kReshape: {
-      ElementIndex& in = NewIndex(&inst->operand(0)->type().dims());
+      // A reshape that keeps the innermost dim keeps the innermost position: the operand's
+      // index is the same inner component under outer ones derived from the result's outer ones
+      // (loop-invariant in a row), not a division of the linear index per element.
+      const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
+      ElementIndex& in = NewIndex(&in_dims);
       in.linear = index.linear;
+      const size_t rank = out_dims.size();
+      if (rank == 0 || in_dims.empty() || in_dims.back() != out_dims.back()) {
+        return Generate(inst->operand(0), in);
+      }
+      if (!index.multi.empty()) {
+        const std::vector<int64_t> strides = RowMajorStrides(out_dims);
+        llvm::Value* rows = b_.getInt64(0);  // the row number, counted in innermost rows
+        for (size_t d = 0; d + 1 < rank; ++d) {
+          rows = b_.CreateAdd(rows, b_.CreateMul(index.multi[d],
+                                                 b_.getInt64(strides[d] / out_dims.back())));
+        }
+        in.multi.resize(in_dims.size());
+        in.multi.back() = index.multi.back();
+        for (int64_t d = static_cast<int64_t>(in_dims.size()) - 2; d >= 0; --d) {
+          if (d == 0) {
+            in.multi[d] = rows;
+            break;
+          }
+          in.multi[d] = b_.CreateURem(rows, b_.getInt64(in_dims[d]));
+          rows = b_.CreateUDiv(rows, b_.getInt64(in_dims[d]));
+        }
+      }
+      SetRange(in, in_dims.size() - 1, RangeOf(index, rank - 1));
       return Generate(inst->operand(0), in);
     }
     case Opcode::kBroadcastInDim: {
@@ -173,6 +210,7 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       ElementIndex& in = NewIndex(&in_dims);
       for (size_t k = 0; k < in_dims.size(); ++k) {
         in.multi.push_back(in_dims[k] == 1 ? b_.getInt64(0) : m[bd[k]]);
+        if (in_dims[k] != 1) SetRange(in, k, RangeOf(index, bd[k]));
       }
       in.linear = Linearize(in.multi, in_dims);
       return Generate(operand, in);
@@ -183,7 +221,10 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       const std::vector<llvm::Value*>& m = Multi(index);
       ElementIndex& in = NewIndex(&in_dims);
       in.multi.resize(in_dims.size());
-      for (size_t d = 0; d < perm.size(); ++d) in.multi[perm[d]] = m[d];
+      for (size_t d = 0; d < perm.size(); ++d) {
+        in.multi[perm[d]] = m[d];
+        SetRange(in, perm[d], RangeOf(index, d));
+      }
       in.linear = Linearize(in.multi, in_dims);
       return Generate(inst->operand(0), in);
     }
@@ -196,6 +237,8 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       for (size_t k = 0; k < in_dims.size(); ++k) {
         const int64_t s = strides != nullptr ? (*strides)[k] : 1;
         in.multi.push_back(b_.CreateAdd(b_.getInt64(start[k]), b_.CreateMul(m[k], b_.getInt64(s))));
+        const IndexRange r = RangeOf(index, k);
+        SetRange(in, k, IndexRange{start[k] + r.lo * s, start[k] + (r.hi - 1) * s + 1});
       }
       in.linear = Linearize(in.multi, in_dims);
       return Generate(inst->operand(0), in);
@@ -205,8 +248,11 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       const std::vector<llvm::Value*>& m = Multi(index);
       ElementIndex& in = NewIndex(&in_dims);
       in.multi = m;
+      in.ranges = index.ranges;
       for (int64_t d : *passes::IntsAttribute(*inst, "dimensions")) {
         in.multi[d] = b_.CreateSub(b_.getInt64(in_dims[d] - 1), m[d]);
+        const IndexRange r = RangeOf(index, d);
+        SetRange(in, d, IndexRange{in_dims[d] - r.hi, in_dims[d] - r.lo});
       }
       in.linear = Linearize(in.multi, in_dims);
       return Generate(inst->operand(0), in);
@@ -237,11 +283,22 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       const std::vector<int64_t>& in_dims = inst->operand(0)->type().dims();
       const std::vector<int64_t>& low = *passes::IntsAttribute(*inst, "edge_padding_low");
       const std::vector<int64_t>* interior = passes::IntsAttribute(*inst, "interior_padding");
+      // A dim whose known range lies wholly inside the operand needs neither; one wholly in the
+      // padding makes the element the padding value.
       const std::vector<llvm::Value*>& m = Multi(index);
       llvm::Value* inside = b_.getTrue();
       ElementIndex& in = NewIndex(&in_dims);
       for (size_t d = 0; d < in_dims.size(); ++d) {
         const int64_t step = (interior != nullptr ? (*interior)[d] : 0) + 1;
+        const IndexRange r = RangeOf(index, d);
+        if (step == 1 && (r.hi - low[d] <= 0 || r.lo - low[d] >= in_dims[d])) {
+          return Generate(inst->operand(1), ScalarIndex());
+        }
+        if (step == 1 && r.lo - low[d] >= 0 && r.hi - low[d] <= in_dims[d]) {
+          in.multi.push_back(b_.CreateSub(m[d], b_.getInt64(low[d])));
+          SetRange(in, d, IndexRange{r.lo - low[d], r.hi - low[d]});
+          continue;
+        }
         llvm::Value* p = b_.CreateSub(m[d], b_.getInt64(low[d]));
         llvm::Value* nonneg = b_.CreateICmpSGE(p, b_.getInt64(0));
         llvm::Value* safe_p = b_.CreateSelect(nonneg, p, b_.getInt64(0));
@@ -267,10 +324,20 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       const std::vector<llvm::Value*>& m = Multi(index);
       llvm::Value* result = nullptr;
       int64_t offset = 0;
+      const IndexRange r = RangeOf(index, dim);
       for (const ir::Value* operand : inst->operands()) {
         const std::vector<int64_t>& in_dims = operand->type().dims();
         const int64_t size = in_dims[dim];
         if (size == 0) continue;
+        if (r.lo >= offset && r.hi <= offset + size) {  // the known range picks this operand
+          ElementIndex& in = NewIndex(&in_dims);
+          in.multi = m;
+          in.ranges = index.ranges;
+          in.multi[dim] = b_.CreateSub(m[dim], b_.getInt64(offset));
+          SetRange(in, dim, IndexRange{r.lo - offset, r.hi - offset});
+          in.linear = Linearize(in.multi, in_dims);
+          return Generate(operand, in);
+        }
         llvm::Value* local = b_.CreateSub(m[dim], b_.getInt64(offset));
         llvm::Value* clamped = b_.CreateSelect(
             b_.CreateICmpSLT(local, b_.getInt64(0)), b_.getInt64(0),
@@ -279,6 +346,8 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
         ElementIndex& in = NewIndex(&in_dims);
         in.multi = m;
         in.multi[dim] = clamped;
+        in.ranges = index.ranges;
+        if (!in.ranges.empty()) in.ranges[dim].reset();
         in.linear = Linearize(in.multi, in_dims);
         EMBER_ASSIGN_OR_RETURN(llvm::Value * element, Generate(operand, in));
         result = result == nullptr

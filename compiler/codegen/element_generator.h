@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -23,13 +24,23 @@
 
 namespace ember::codegen {
 
+// Static bounds of an index component: lo <= component < hi.
+struct IndexRange {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
 // An element index into a value of dims `dims`: the row-major linear index, and the index per
 // dim, computed from the linear one only when an index op asks (`multi` empty until then).
+// `ranges` holds bounds tighter than a dim's own where the caller knows them (the loop emitter's
+// row segment, row_segments.h); index ops map them to their operands, and a concatenate or pad
+// whose pick they fix reads the one operand (or the padding) without clamps and selects.
 struct ElementIndex {
   int id = 0;
   const std::vector<int64_t>* dims = nullptr;
   llvm::Value* linear = nullptr;
   std::vector<llvm::Value*> multi;
+  std::vector<std::optional<IndexRange>> ranges;  // empty, or one per dim
 };
 
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
@@ -78,6 +89,10 @@ class ElementGenerator {
 
  private:
   ElementIndex& ScalarIndex();
+  // The bounds of component `d` of `index`: its known range, else [0, dims[d]).
+  static IndexRange RangeOf(const ElementIndex& index, size_t d);
+  // Sets the known range of component `d` of `index`.
+  static void SetRange(ElementIndex& index, size_t d, IndexRange range);
   absl::StatusOr<llvm::Value*> GenerateUncached(const ir::Value* value, ElementIndex& index);
   // A reduce_window's element: its window folded in row-major order from the init value, with
   // the init value at padding and base-dilation holes (the evaluator's definition).

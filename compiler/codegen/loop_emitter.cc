@@ -8,6 +8,7 @@
 #include "compiler/codegen/elemental_emitter.h"
 #include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/loop_support.h"
+#include "compiler/codegen/row_segments.h"
 #include "llvm/IR/IRBuilder.h"
 
 namespace ember::codegen {
@@ -33,8 +34,6 @@ class LoopEmitter {
 
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
     llvm::BasicBlock* outer = llvm::BasicBlock::Create(ctx, "row", fn);
-    llvm::BasicBlock* inner = llvm::BasicBlock::Create(ctx, "element", fn);
-    llvm::BasicBlock* latch = llvm::BasicBlock::Create(ctx, "row_end", fn);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
 
     // Entry: the buffers' addresses, and scalar inputs loaded once.
@@ -69,39 +68,64 @@ class LoopEmitter {
         r = b_.CreateUDiv(r, b_.getInt64(dims[d]));
       }
     }
-    b_.CreateBr(inner);
 
-    b_.SetInsertPoint(inner);
-    llvm::PHINode* j = b_.CreatePHI(i64, 2, "j");
-    j->addIncoming(j0, outer);
-    ElementIndex& root = generator_.NewIndex(&dims);
-    root.linear = b_.CreateAdd(row_base, j);
-    if (!outer_multi.empty()) {
-      root.multi = outer_multi;
-      root.multi.back() = j;
-    }
-    // Every output element is computed before any is stored: a donated parameter may share its
-    // buffer with an output (buffer assignment allows that only where both use the same index),
-    // and no load of it may come after that store.
-    std::vector<llvm::Value*> elements;
-    for (const ir::Value* v : kernel_.outputs) {
-      EMBER_ASSIGN_OR_RETURN(llvm::Value * element, generator_.Generate(v, root));
-      elements.push_back(element);
-    }
-    for (size_t k = 0; k < kernel_.outputs.size(); ++k) {
-      const ir::ElementType t = kernel_.outputs[k]->type().element_type();
-      llvm::Value* address =
-          b_.CreateGEP(elemental_.StorageType(t), output_base[k], root.linear);
-      b_.CreateStore(elemental_.ToStorage(t, elements[k]), address);
-    }
-    llvm::Value* j_next = b_.CreateAdd(j, b_.getInt64(1));
-    j->addIncoming(j_next, b_.GetInsertBlock());
-    llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(j_next, j_end), inner, latch);
-    MarkParallel(*fn, *entry, back);
+    // The element loop, once per row segment (row_segments.h): within one, every concatenate
+    // and pad along the row reads one source, known to the generator from the segment's range.
+    const std::vector<int64_t> starts =
+        flat || dims.empty() ? std::vector<int64_t>{0} : RowSegmentStarts(kernel_);
+    std::vector<llvm::BranchInst*> back_edges;
+    for (size_t s = 0; s < starts.size(); ++s) {
+      const int64_t lo = starts[s];
+      const int64_t hi = s + 1 < starts.size() ? starts[s + 1] : row;
+      llvm::BasicBlock* inner = llvm::BasicBlock::Create(ctx, "element", fn);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "segment_end", fn);
+      llvm::Value* seg_begin = j0;
+      llvm::Value* seg_end = j_end;
+      if (starts.size() > 1) {
+        seg_begin = b_.CreateSelect(b_.CreateICmpSLT(j0, b_.getInt64(lo)), b_.getInt64(lo), j0);
+        seg_end = b_.CreateSelect(b_.CreateICmpSGT(j_end, b_.getInt64(hi)), b_.getInt64(hi),
+                                  j_end);
+      }
+      llvm::BasicBlock* head = b_.GetInsertBlock();
+      b_.CreateCondBr(b_.CreateICmpSLT(seg_begin, seg_end), inner, done);
 
-    b_.SetInsertPoint(latch);
+      b_.SetInsertPoint(inner);
+      generator_.NewScope();
+      llvm::PHINode* j = b_.CreatePHI(i64, 2, "j");
+      j->addIncoming(seg_begin, head);
+      ElementIndex& root = generator_.NewIndex(&dims);
+      root.linear = b_.CreateAdd(row_base, j);
+      if (!outer_multi.empty()) {
+        root.multi = outer_multi;
+        root.multi.back() = j;
+        if (starts.size() > 1) {
+          root.ranges.resize(dims.size());
+          root.ranges.back() = IndexRange{lo, hi};
+        }
+      }
+      // Every output element is computed before any is stored: a donated parameter may share
+      // its buffer with an output (buffer assignment allows that only where both use the same
+      // index), and no load of it may come after that store.
+      std::vector<llvm::Value*> elements;
+      for (const ir::Value* v : kernel_.outputs) {
+        EMBER_ASSIGN_OR_RETURN(llvm::Value * element, generator_.Generate(v, root));
+        elements.push_back(element);
+      }
+      for (size_t k = 0; k < kernel_.outputs.size(); ++k) {
+        const ir::ElementType t = kernel_.outputs[k]->type().element_type();
+        llvm::Value* address =
+            b_.CreateGEP(elemental_.StorageType(t), output_base[k], root.linear);
+        b_.CreateStore(elemental_.ToStorage(t, elements[k]), address);
+      }
+      llvm::Value* j_next = b_.CreateAdd(j, b_.getInt64(1));
+      j->addIncoming(j_next, b_.GetInsertBlock());
+      back_edges.push_back(b_.CreateCondBr(b_.CreateICmpSLT(j_next, seg_end), inner, done));
+      b_.SetInsertPoint(done);
+    }
+    MarkParallel(*fn, *entry, back_edges);
+
     llvm::Value* next = b_.CreateAdd(row_base, j_end);
-    i->addIncoming(next, latch);
+    i->addIncoming(next, b_.GetInsertBlock());
     b_.CreateCondBr(b_.CreateICmpSLT(next, end), outer, exit);
 
     b_.SetInsertPoint(exit);
@@ -110,13 +134,14 @@ class LoopEmitter {
   }
 
  private:
-  // Marks the element loop `back` closes as parallel: no iteration reads what another writes
+  // Marks the element loops `back_edges` close as parallel: no iteration reads what another writes
   // (each writes its own output elements; an output shares memory only with an input read at
   // the same element, before the store). LLVM then vectorizes without proving that the inputs
   // and outputs do not overlap, which it cannot do for rows read at computed positions
   // (concatenate, pad): it gave up on such loops and left every fused op, transcendentals
   // included, scalar. Every memory access outside `entry` joins the loop's access group.
-  void MarkParallel(llvm::Function& fn, llvm::BasicBlock& entry, llvm::BranchInst* back) {
+  void MarkParallel(llvm::Function& fn, llvm::BasicBlock& entry,
+                    const std::vector<llvm::BranchInst*>& back_edges) {
     llvm::LLVMContext& ctx = module_.getContext();
     llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
     for (llvm::BasicBlock& block : fn) {
@@ -126,10 +151,12 @@ class LoopEmitter {
       }
     }
     llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
-    llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    for (llvm::BranchInst* back : back_edges) {
+      llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
+      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
+      id->replaceOperandWith(0, id);
+      back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
   }
 
   // No op needs per-dim indices: only elementwise ops, reshapes and broadcasts of scalars.

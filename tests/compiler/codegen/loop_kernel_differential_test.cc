@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/codegen/row_segments.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/passes/rewrite.h"
 #include "tests/compiler/codegen/differential_harness.h"
@@ -304,6 +305,60 @@ func.func @main(%x: tensor<5x7x@T@>, %pv: tensor<@T@>) -> tensor<11x17x@T@> {
         KernelRun run = CompareWithEvaluator(text, std::move(inputs), 17);
         EXPECT_TRUE(run.compiled) << run.refusal;
         EXPECT_EQ(run.mismatches, 0) << "starts " << i << ", " << int{j};
+      }
+    }
+  }
+}
+
+TEST(LoopKernelDifferentialTest, RowSegmentsFixConcatenatePadPicks) {
+  // Rows built from pieces along the innermost dim (a strided slice, a reversal, a transposed
+  // operand, a reshape that keeps the row, edge padding on both sides, negative padding), and a
+  // roll along the outer dim: the element loop runs once per segment between the pieces'
+  // boundaries, each reading one piece without clamps. Splits fall inside segments, on their
+  // boundaries, and inside rows.
+  const char* pieces = R"(
+func.func @main(%a: tensor<6x9x@T@>, %b: tensor<6x7x@T@>, %w: tensor<5x6x@T@>, %r: tensor<2x3x4x@T@>, %pv: tensor<@T@>) -> tensor<8x29x@T@> {
+  %s = stablehlo.slice %a [0:6, 1:9:2] : (tensor<6x9x@T@>) -> tensor<6x4x@T@>
+  %rb = stablehlo.reverse %b, dims = [1] : tensor<6x7x@T@>
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<5x6x@T@>) -> tensor<6x5x@T@>
+  %rr = stablehlo.reshape %r : (tensor<2x3x4x@T@>) -> tensor<6x4x@T@>
+  %c = stablehlo.concatenate %s, %rb, %t, %rr, dim = 1 : (tensor<6x4x@T@>, tensor<6x7x@T@>, tensor<6x5x@T@>, tensor<6x4x@T@>) -> tensor<6x20x@T@>
+  %p = stablehlo.pad %c, %pv, low = [1, 3], high = [1, 6], interior = [0, 0] : (tensor<6x20x@T@>, tensor<@T@>) -> tensor<8x29x@T@>
+  %top = stablehlo.slice %p [6:8, 0:29] : (tensor<8x29x@T@>) -> tensor<2x29x@T@>
+  %rest = stablehlo.slice %p [0:6, 0:29] : (tensor<8x29x@T@>) -> tensor<6x29x@T@>
+  %roll = stablehlo.concatenate %top, %rest, dim = 0 : (tensor<2x29x@T@>, tensor<6x29x@T@>) -> tensor<8x29x@T@>
+  %q = stablehlo.reverse %roll, dims = [1] : tensor<8x29x@T@>
+  %n = stablehlo.pad %q, %pv, low = [0, -2], high = [0, 2], interior = [0, 0] : (tensor<8x29x@T@>, tensor<@T@>) -> tensor<8x29x@T@>
+  %out = @OUT@ : tensor<8x29x@T@>
+  return %out : tensor<8x29x@T@>
+}
+)";
+  struct Case {
+    const char* out;
+    std::vector<int64_t> starts;      // RowSegmentStarts with the default cap
+    std::vector<int64_t> uncapped;    // ... and with room for every segment
+  };
+  // %p switches pieces at 3, 7, 14, 19 and 23; %n reads %p at 26 - j, so there at 24, 20, 13, 8
+  // and 4, and its own padding starts at 27. Both together need 12 segments: over the cap.
+  const std::vector<int64_t> p_starts = {0, 3, 7, 14, 19, 23};
+  const std::vector<int64_t> n_starts = {0, 4, 8, 13, 20, 24, 27};
+  const std::vector<int64_t> both = {0, 3, 4, 7, 8, 13, 14, 19, 20, 23, 24, 27};
+  const Case cases[] = {{"stablehlo.add %p, %roll", p_starts, p_starts},
+                        {"stablehlo.negate %n", n_starts, n_starts},
+                        {"stablehlo.add %p, %n", {0}, both}};
+  for (const char* ty : {"f32", "bf16", "i16"}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(absl::StrCat(ty, " ", c.out));
+      const std::string text = absl::StrReplaceAll(pieces, {{"@OUT@", c.out}, {"@T@", ty}});
+      std::unique_ptr<ir::Module> module = test_util::Parse(text);
+      ASSERT_NE(module, nullptr);
+      const passes::Kernel kernel = WholeEntryKernel(*module->entry());
+      EXPECT_EQ(RowSegmentStarts(kernel), c.starts);
+      EXPECT_EQ(RowSegmentStarts(kernel, 16), c.uncapped);
+      for (int64_t split : {0, 1, 3, 12, 29, 30, 41, 100, 231}) {
+        KernelRun run = CompareWithEvaluator(text, InputsFor(text, 80 + split), split);
+        EXPECT_TRUE(run.compiled) << run.refusal;
+        EXPECT_EQ(run.mismatches, 0) << "split " << split;
       }
     }
   }
