@@ -1,5 +1,7 @@
 #include "compiler/host/widen_to_f32.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 
 #include "compiler/ir/float_conversions.h"
@@ -21,6 +23,48 @@ void InRanges(int64_t n, ThreadPool& pool, Fn fn) {
     return;
   }
   pool.ParallelFor(n, kParallelElements / 4, fn);
+}
+
+// f16 arrays through F16C, 8 lanes at a time: its conversions round to nearest even, keep
+// subnormals and overflow to inf exactly as WidenF16/NarrowF16 do; only NaNs differ (F16C keeps
+// their payloads), so those are replaced by the quiet NaN, sign kept, that the evaluator makes.
+// The scalar conversions took 4 ns per element: narrowing a 128x512 f16 dot's result cost 8x
+// the dot.
+bool UseF16c() {
+  static const bool f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return f16c;
+}
+
+__attribute__((target("avx2,f16c"))) void WidenF16Lanes(const uint16_t* src, int64_t n,
+                                                          float* dst) {
+  const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+  const __m256i quiet = _mm256_set1_epi32(0x7FC00000);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    const __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
+    const __m256 canonical = _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_and_si256(_mm256_castps_si256(f), sign), quiet));
+    _mm256_storeu_ps(dst + i, _mm256_blendv_ps(f, canonical, nan));
+  }
+  for (; i < n; ++i) dst[i] = WidenF16(src[i]);
+}
+
+__attribute__((target("avx2,f16c"))) void NarrowF16Lanes(const float* src, int64_t n,
+                                                           uint16_t* dst) {
+  const __m128i sign = _mm_set1_epi16(static_cast<int16_t>(0x8000u));
+  const __m128i quiet = _mm_set1_epi16(0x7E00);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(src + i);
+    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i nan32 = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan32),
+                                          _mm256_extracti128_si256(nan32, 1));
+    const __m128i canonical = _mm_or_si128(_mm_and_si128(h, sign), quiet);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_blendv_epi8(h, canonical, nan16));
+  }
+  for (; i < n; ++i) dst[i] = NarrowF16(src[i]);
 }
 
 }  // namespace
@@ -87,6 +131,10 @@ void F32Converter::WidenRange(const void* src, int64_t begin, int64_t end, float
     }
     case ir::ElementType::kF16: {
       const uint16_t* s = static_cast<const uint16_t*>(src);
+      if (UseF16c()) {
+        WidenF16Lanes(s + begin, end - begin, dst + begin);
+        return;
+      }
       for (int64_t i = begin; i < end; ++i) dst[i] = WidenF16(s[i]);
       return;
     }
@@ -110,6 +158,10 @@ void F32Converter::NarrowRange(const float* src, int64_t begin, int64_t end, voi
     }
     case ir::ElementType::kF16: {
       uint16_t* d = static_cast<uint16_t*>(dst);
+      if (UseF16c()) {
+        NarrowF16Lanes(src + begin, end - begin, d + begin);
+        return;
+      }
       for (int64_t i = begin; i < end; ++i) d[i] = NarrowF16(src[i]);
       return;
     }

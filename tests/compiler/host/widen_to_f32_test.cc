@@ -125,6 +125,16 @@ TEST(WidenToF32Test, ConvertersOfEveryWidenedTypeMatchTheGenericConversions) {
     values[1] = -INFINITY;
     values[2] = 0.0f;
     values[3] = -0.0f;
+    // NaNs with payloads and signs, quiet and signalling, and the f16 rounding boundaries (ties
+    // at the overflow edge, the subnormal steps), also in whole vectors of the F16C path.
+    const uint32_t nans[] = {0xFFC12345u, 0x7F800001u, 0xFF800001u, 0x7FFFFFFFu};
+    const float edges[] = {65504.0f, 65519.996f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.0002p-25f,
+                           0x1.8p-24f, 0x1.fffffcp-15f, 0x1p-14f, 0x1.ffep-1f, 0x1.fffp-1f};
+    for (size_t i = 0; i < 4; ++i) values[8 + i] = values[16 + i] = std::bit_cast<float>(nans[i]);
+    for (size_t i = 0; i < std::size(edges); ++i) {
+      values[24 + 2 * i] = edges[i];
+      values[25 + 2 * i] = -edges[i];
+    }
     std::vector<uint8_t> narrow(values.size() * static_cast<size_t>(bytes));
     conv.NarrowAll(values.data(), static_cast<int64_t>(values.size()), narrow.data(), pool);
     for (size_t i = 0; i < values.size(); ++i) {
