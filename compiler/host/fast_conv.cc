@@ -1,6 +1,7 @@
 #include "compiler/host/fast_conv.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,6 +57,43 @@ void ForEachIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& 
 }
 
 constexpr const char* kNotHere = "the fast convolution does not run ";
+
+// The calling thread's layout copies of one convolution (the input and result in canonical
+// order, the packed kernel), kept between calls: fresh vectors cost a page fault per 4 KiB and
+// a zero fill on every launch of a training step's convolutions. A call that needed more than
+// 64 MiB gives it back when it ends, as F32Scratch does.
+template <typename T>
+class LayoutScratch {
+ public:
+  LayoutScratch() = default;
+  LayoutScratch(const LayoutScratch&) = delete;
+  LayoutScratch& operator=(const LayoutScratch&) = delete;
+  ~LayoutScratch() {
+    size_t total = 0;
+    for (const std::vector<T>& v : slots()) total += v.capacity() * sizeof(T);
+    if (total <= (size_t{64} << 20)) return;
+    for (std::vector<T>& v : slots()) std::vector<T>().swap(v);
+  }
+  // Room for `n` elements in `slot` (0..2), contents unspecified.
+  T* Get(int slot, int64_t n) {
+    std::vector<T>& v = slots()[static_cast<size_t>(slot)];
+    if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+    return v.data();
+  }
+
+ private:
+  static std::array<std::vector<T>, 3>& slots() {
+    thread_local std::array<std::vector<T>, 3> slots;
+    return slots;
+  }
+};
+
+// Copies `n` elements: a loop the compiler inlines rather than a library call, for the few
+// input features of a window position (3 for an RGB image's first convolution).
+template <typename T>
+inline void CopyFeatures(T* dst, const T* src, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
+}
 
 }  // namespace
 
@@ -199,16 +237,16 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
   std::vector<int64_t> x_dims = {batch_};
   x_dims.insert(x_dims.end(), in_spatial_.begin(), in_spatial_.end());
   x_dims.push_back(in_features_);
-  std::vector<T> x_copy;
+  LayoutScratch<T> scratch;
   const T* x = lhs;
   if (!lhs_canonical_) {
-    x_copy.resize(static_cast<size_t>(Product(x_dims)));
+    T* x_copy = scratch.Get(0, Product(x_dims));
     ForEachIndex(x_dims, lhs_strides_, [&](int64_t i, int64_t at) { x_copy[i] = lhs[at]; });
-    x = x_copy.data();
+    x = x_copy;
   }
   // The kernel as one [window x in feature, out feature] matrix per group, window positions in
   // the order the input is walked (reversed dims read the kernel backwards).
-  std::vector<T> w(static_cast<size_t>(groups_ * kg * cout_g));
+  T* w = scratch.Get(1, groups_ * kg * cout_g);
   {
     std::vector<int64_t> packed_dims = {groups_};
     packed_dims.insert(packed_dims.end(), window_dims_.begin(), window_dims_.end());
@@ -229,18 +267,14 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
     const T* base = rhs + start;
     ForEachIndex(packed_dims, strides, [&](int64_t i, int64_t at) { w[i] = base[at]; });
   }
-  std::vector<T> y_copy;
   T* y = out;
-  if (!out_canonical_) {
-    y_copy.resize(static_cast<size_t>(total_out));
-    y = y_copy.data();
-  }
+  if (!out_canonical_) y = scratch.Get(2, total_out);
   if (pointwise_) {
     // Each output row is one input row times the kernel (rhs dilation does not matter for a
     // one-element window).
     pool.ParallelFor((rows_ + 63) / 64, 1, [&](int64_t b0, int64_t b1) {
       const int64_t r0 = b0 * 64, r1 = std::min(rows_, b1 * 64);
-      Gemm(x + r0 * in_features_, w.data(), y + r0 * out_features_, r1 - r0, in_features_,
+      Gemm(x + r0 * in_features_, w, y + r0 * out_features_, r1 - r0, in_features_,
            out_features_);
     });
   } else {
@@ -295,7 +329,7 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
                 at += c * x_stride[j + 1];
               }
               if (inside) {
-                std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
+                CopyFeatures(dst, x + at, cin_g);
               } else {
                 std::fill_n(dst, cin_g, T(0));
               }
@@ -311,7 +345,7 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
             }
             if (s == 0) ++b;
           }
-          const T* wg = w.data() + g * kg * cout_g;
+          const T* wg = w + g * kg * cout_g;
           if (groups_ == 1) {
             Gemm(col.data(), wg, y + r0 * out_features_, n, kg, cout_g);
             continue;
