@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/launch_admission.h"
 #include "stream_executor/executor.h"
 #include "stream_executor/stream.h"
 
@@ -60,6 +61,9 @@ class Device {
   // Waits until every stream of this device has finished its queued work.
   void Drain();
 
+  // Bounds the launches queued on this device (Executable::Execute).
+  LaunchAdmission& admission() { return admission_; }
+
  private:
   int id_;
   int process_index_;
@@ -69,6 +73,7 @@ class Device {
   std::unique_ptr<se::Stream> h2d_;
   std::unique_ptr<se::Stream> d2h_;
   std::vector<MemorySpace*> memories_;
+  LaunchAdmission admission_;
 };
 
 }  // namespace ember::runtime

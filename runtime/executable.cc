@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "runtime/host_layout.h"
+#include "stream_executor/worker_thread.h"
 
 namespace ember::runtime {
 namespace {
@@ -230,6 +231,19 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       for (const AsyncEventRef& e : done) e->Set(absl::CancelledError("the launch did not start"));
     }
   } unless_queued{launch.done};
+  // A slot per device among its in-flight launches (devices in id order, so two callers never
+  // each hold a slot the other waits for), given back when the launch is done, or when this
+  // call fails before queuing it and the guard above sets its event.
+  std::vector<size_t> by_id(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) by_id[d] = d;
+  std::sort(by_id.begin(), by_id.end(),
+            [&](size_t a, size_t b) { return devices[a]->id() < devices[b]->id(); });
+  const bool on_stream = se::WorkerThread::InAnyTask();
+  for (size_t d : by_id) {
+    Device* device = devices[d];
+    device->admission().Acquire(/*wait=*/!on_stream);
+    launch.done[d]->AndThen([device](absl::Status) { device->admission().Release(); });
+  }
   std::vector<std::shared_ptr<DeviceLaunch>> work(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
     work[d] = std::make_shared<DeviceLaunch>();

@@ -5,6 +5,19 @@
 #include "absl/strings/str_cat.h"
 
 namespace ember::se {
+namespace {
+
+// Tasks of WorkerThreads the calling thread is inside (nested: an inline task may schedule).
+thread_local int task_depth = 0;
+
+struct InTask {
+  InTask() { ++task_depth; }
+  ~InTask() { --task_depth; }
+};
+
+}  // namespace
+
+bool WorkerThread::InAnyTask() { return task_depth > 0; }
 
 WorkerThread::WorkerThread(std::string name) : name_(std::move(name)), thread_([this] { Run(); }) {}
 
@@ -51,7 +64,10 @@ bool WorkerThread::TryRunInline(absl::FunctionRef<void()> fn) {
     inline_thread_ = std::this_thread::get_id();
     ++scheduled_;
   }
-  fn();
+  {
+    InTask in_task;
+    fn();
+  }
   absl::MutexLock lock(&mu_);
   inline_running_ = false;
   ++finished_;
@@ -76,7 +92,10 @@ void WorkerThread::Run() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    std::move(task)();
+    {
+      InTask in_task;
+      std::move(task)();
+    }
     // Destroy the task (and what it captured) before counting it finished, so that a waiter sees
     // its side effects complete.
     task = nullptr;

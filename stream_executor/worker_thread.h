@@ -45,6 +45,11 @@ class WorkerThread {
 
   bool IsCurrentThread() const;
 
+  // Whether the calling thread is running a task of any WorkerThread (as its worker, or inline):
+  // work on a stream, e.g. a host callback that executes another program. Such a caller must not
+  // wait for work queued behind its own task.
+  static bool InAnyTask();
+
  private:
   void Run();
 

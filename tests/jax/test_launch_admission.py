@@ -1,0 +1,46 @@
+"""Launches queued on a device are bounded (runtime/launch_admission.h): a loop that dispatches
+faster than the device computes waits once a device has its limit of launches in flight,
+instead of queuing results and temporaries without bound, as XLA:CPU does. A caller waiting for
+a slot does not keep the host callbacks of the queued launches from running."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+LIMIT = 32  # LaunchAdmission::kDefaultLimit
+
+
+def test_queued_launches_hold_bounded_memory(ember_devices):
+    device = ember_devices[-1]
+    x = jax.device_put(np.arange(1 << 20, dtype=np.float32), device)
+    f = jax.jit(lambda x: x * 2.0)
+    f(x).block_until_ready()
+    before = device.memory_stats()
+    result_bytes = x.size * 4
+    for _ in range(6 * LIMIT):
+        out = f(x)  # each result is dropped as the next is dispatched
+    out.block_until_ready()
+    after = device.memory_stats()
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x) * 2.0)
+    # Unbounded, all 192 results would have been alive at once (768 MiB).
+    bound = before["bytes_in_use"] + (LIMIT + 4) * result_bytes * 1.25
+    assert after["peak_bytes_in_use"] <= max(before["peak_bytes_in_use"], bound), (before, after)
+
+
+def test_waiting_caller_lets_queued_callbacks_run(ember_devices):
+    # Twice the limit of launches whose host callbacks run Python (and execute a program on
+    # another device): the caller waits for a slot at the 33rd while the first ones need the
+    # interpreter to finish.
+    device, other = ember_devices[-1], ember_devices[-2]
+    inner = jax.jit(lambda v: v + 1.0)
+
+    def host(v):
+        return np.asarray(inner(jax.device_put(v, other)))
+
+    def outer(v):
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 3.0
+
+    f = jax.jit(outer)
+    v = jax.device_put(jnp.arange(8, dtype=jnp.float32), device)
+    outs = [f(v) for _ in range(2 * LIMIT)]
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out), (np.arange(8, dtype=np.float32) + 1) * 3)
