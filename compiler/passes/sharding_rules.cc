@@ -188,6 +188,7 @@ absl::StatusOr<ShardingRule> TransposeRule(const ir::Instruction& inst) {
 // rhs's free dimensions, which the result lists in that order after its batch dimensions.
 absl::StatusOr<ShardingRule> DotGeneralRule(const ir::Instruction& inst) {
   ShardingRule rule = EmptyRule(inst);
+  if (inst.operands().size() != 2) return rule;
   const std::vector<int64_t> lhs = Shape(inst.operand(0));
   const std::vector<int64_t> rhs = Shape(inst.operand(1));
   EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> lb, Ints(inst, "lhs_batching_dimensions", {{}}));
@@ -341,6 +342,7 @@ ShardingRule AllButDimRule(const ir::Instruction& inst, int64_t skip) {
 // dimension. Everything else (the gathered dimensions) gets no factor.
 absl::StatusOr<ShardingRule> GatherRule(const ir::Instruction& inst) {
   ShardingRule rule = EmptyRule(inst);
+  if (inst.operands().size() != 2) return rule;
   const std::vector<int64_t> operand = Shape(inst.operand(0));
   const std::vector<int64_t> indices = Shape(inst.operand(1));
   const std::vector<int64_t> out = Shape(inst.result(0));
@@ -476,7 +478,8 @@ absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst) 
       // The operand and the result share every dimension; the update those it covers whole.
       ShardingRule rule = SameShapeRule(inst);
       const std::vector<int64_t> out = Shape(inst.result(0));
-      const std::vector<int64_t> update = Shape(inst.operand(1));
+      const std::vector<int64_t> update =
+          inst.operands().size() > 1 ? Shape(inst.operand(1)) : std::vector<int64_t>{};
       if (update.size() == out.size() && update != out) {
         for (size_t d = 0; d < out.size(); ++d) {
           if (update[d] == out[d] && !rule.results[0][d].empty()) {
