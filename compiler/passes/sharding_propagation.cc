@@ -59,7 +59,8 @@ bool Overlaps(const ir::MeshAxisRef& a, const std::vector<ir::MeshAxisRef>& list
 }
 
 bool IsPrefix(const std::vector<ir::MeshAxisRef>& prefix, const std::vector<ir::MeshAxisRef>& of) {
-  return prefix.size() <= of.size() && std::equal(prefix.begin(), prefix.end(), of.begin(), SameAxis);
+  return prefix.size() <= of.size() &&
+         std::equal(prefix.begin(), prefix.end(), of.begin(), SameAxis);
 }
 
 bool IsCustomCall(const ir::Instruction& inst, const char* target) {
@@ -194,11 +195,12 @@ class Propagator {
 
   // The state a stated sharding gives a value of `shape`, after checking it against its mesh
   // and the program's mesh. `what` names the op or argument for errors.
-  absl::StatusOr<TensorState> FromGiven(const ir::Attribute& attr, const std::vector<int64_t>& shape,
+  absl::StatusOr<TensorState> FromGiven(const ir::Attribute& attr,
+                                        const std::vector<int64_t>& shape,
                                         const std::string& what) {
     auto fail = [&](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat(what, ": the sharding ", attr.ToString(), ": ",
-                                                 s.message()));
+      return absl::Status(
+          s.code(), absl::StrCat(what, ": the sharding ", attr.ToString(), ": ", s.message()));
     };
     if (attr.kind != ir::Attribute::Kind::kSharding || attr.sharding == nullptr) {
       return fail(absl::UnimplementedError("is not one tensor sharding"));
@@ -217,7 +219,8 @@ class Propagator {
     }
     std::vector<ir::MeshAxisRef> all = s.replicated_axes;
     all.insert(all.end(), s.unreduced_axes.begin(), s.unreduced_axes.end());
-    for (const ir::DimensionSharding& d : s.dims) all.insert(all.end(), d.axes.begin(), d.axes.end());
+    for (const ir::DimensionSharding& d : s.dims)
+      all.insert(all.end(), d.axes.begin(), d.axes.end());
     if (absl::Status axes = ir::CheckMeshAxes(*mesh, all); !axes.ok()) return fail(axes);
     if (absl::Status even = ir::ShardDims(shape, s, *mesh).status(); !even.ok()) return fail(even);
     if (!mesh_.has_value()) {
@@ -250,8 +253,8 @@ class Propagator {
           attr.sharding->kind != ir::TensorSharding::Kind::kSplit) {
         return absl::OkStatus();  // a token or tuple stated replicated
       }
-      return absl::UnimplementedError(
-          absl::StrCat(what, ": a sharding ", attr.ToString(), " for a value that is not an array"));
+      return absl::UnimplementedError(absl::StrCat(what, ": a sharding ", attr.ToString(),
+                                                   " for a value that is not an array"));
     }
     EMBER_ASSIGN_OR_RETURN(tensors_[t], FromGiven(attr, tensors_[t].shape, what));
     return absl::OkStatus();
@@ -275,10 +278,11 @@ class Propagator {
         if (v->type().is_tensor()) {
           pseudo = static_cast<int>(tensors_.size());
           tensors_.push_back(Fresh(v->type().dims()));
-          const ir::Attribute* a = r < result_attrs.size() ? GivenSharding(result_attrs[r]) : nullptr;
+          const ir::Attribute* a =
+              r < result_attrs.size() ? GivenSharding(result_attrs[r]) : nullptr;
           if (a != nullptr) {
-            EMBER_ASSIGN_OR_RETURN(tensors_[pseudo], FromGiven(*a, v->type().dims(),
-                                                              absl::StrCat("result ", r)));
+            EMBER_ASSIGN_OR_RETURN(tensors_[pseudo],
+                                   FromGiven(*a, v->type().dims(), absl::StrCat("result ", r)));
           }
           AddTie({Tensor(v), pseudo}, {v->type().dims(), v->type().dims()});
         }
@@ -320,7 +324,8 @@ class Propagator {
       const bool in = name[0] == 'i';
       const size_t count = in ? inst.operands().size() : inst.num_results();
       const ir::Attribute* list = inst.attribute(name);
-      if (list == nullptr || list->kind != ir::Attribute::Kind::kList || list->list.size() != count) {
+      if (list == nullptr || list->kind != ir::Attribute::Kind::kList ||
+          list->list.size() != count) {
         return absl::InvalidArgumentError(
             absl::StrCat(inst.Describe(), ": needs ", count, " ", name));
       }
@@ -508,7 +513,8 @@ class Propagator {
     }
     bool changed = false;
     for (size_t pos = 0; pos < all.size(); ++pos) {
-      if (all[pos] >= 0) changed |= Update(tensors_[all[pos]], DimsOf(e, pos), e.rule, chosen, chosen_priority);
+      if (all[pos] >= 0)
+        changed |= Update(tensors_[all[pos]], DimsOf(e, pos), e.rule, chosen, chosen_priority);
     }
     // Results of a sum over split factors are partial over those axes: the split every operand
     // that has the factor carries (the common prefix of theirs).
@@ -521,10 +527,10 @@ class Propagator {
           if (std::find(dims[d].begin(), dims[d].end(), static_cast<int>(f)) == dims[d].end()) {
             continue;
           }
-          std::vector<ir::MeshAxisRef> axes =
-              e.operands[pos] < 0 ? std::vector<ir::MeshAxisRef>{}
-                                  : Project(tensors_[e.operands[pos]].dims[d].axes, dims[d],
-                                            e.rule, static_cast<int>(f));
+          std::vector<ir::MeshAxisRef> axes = e.operands[pos] < 0
+                                                  ? std::vector<ir::MeshAxisRef>{}
+                                                  : Project(tensors_[e.operands[pos]].dims[d].axes,
+                                                            dims[d], e.rule, static_cast<int>(f));
           if (!common.has_value()) {
             common = axes;
           } else {
@@ -644,7 +650,8 @@ class Propagator {
     auto& result_attrs = entry.result_attributes();
     if (result_attrs.size() < entry_results_.size()) result_attrs.resize(entry_results_.size());
     for (size_t r = 0; r < entry_results_.size(); ++r) {
-      result_attrs[r].Set(kShardingAttribute, ir::Attribute::OfSharding(ToSharding(entry_results_[r])));
+      result_attrs[r].Set(kShardingAttribute,
+                          ir::Attribute::OfSharding(ToSharding(entry_results_[r])));
     }
   }
 

@@ -19,11 +19,15 @@
 //
 // Rules: a conflict between two splits of one factor goes to the dimension with the better
 // (lower) priority, then to the larger split, then to the earlier operand (results after
-// operands). Splits are only ever extended (a dimension split "x" may become "x","y", never
-// "y"), closed dimensions never change, an axis splits at most one dimension of a tensor, and a
-// split always divides its dimension. Ops without a rule get replicated results. Errors (a
-// sharding naming an axis not in its mesh, splitting a dimension unevenly, of the wrong rank,
-// shardings over two different meshes) are Status values naming the op or argument.
+// operands); a split carries its dimension's priority to the dimensions it reaches. Splits are
+// only ever extended (a dimension split "x" may become "x","y", never "y"), closed dimensions
+// never change, an axis splits at most one dimension of a tensor, and a split always divides
+// its dimension. An axis already unreduced in a result is not also used to split it; where a
+// result dimension took the axis first, the sum is not marked unreduced and the partitioner,
+// which sees the operands split along a summed factor, reduce-scatters into that dimension.
+// Ops without a rule get replicated results. Errors (a sharding naming an axis not in its
+// mesh, splitting a dimension unevenly, of the wrong rank, shardings over two different
+// meshes) are Status values naming the op or argument.
 #ifndef EMBER_COMPILER_PASSES_SHARDING_PROPAGATION_H_
 #define EMBER_COMPILER_PASSES_SHARDING_PROPAGATION_H_
 

@@ -38,8 +38,8 @@ absl::StatusOr<std::vector<int64_t>> Ints(const ir::Instruction& inst, const cha
   const ir::Attribute* a = inst.attribute(name);
   if (a == nullptr && fallback.has_value()) return *fallback;
   if (a == nullptr || a->kind != ir::Attribute::Kind::kInts) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(inst.Describe(), ": sharding propagation needs the integer list '", name, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        inst.Describe(), ": sharding propagation needs the integer list '", name, "'"));
   }
   return a->ints;
 }
@@ -171,8 +171,8 @@ absl::StatusOr<ShardingRule> TransposeRule(const ir::Instruction& inst) {
   const std::vector<int64_t> in = Shape(inst.operand(0));
   EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Ints(inst, "permutation"));
   if (perm.size() != rule.results[0].size()) {
-    return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": a permutation of ",
-                                                   perm.size(), " for rank ", rule.results[0].size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        inst.Describe(), ": a permutation of ", perm.size(), " for rank ", rule.results[0].size()));
   }
   for (size_t r = 0; r < perm.size(); ++r) {
     EMBER_RETURN_IF_ERROR(DimInRange(inst, perm[r], in.size(), "permutation entry"));
@@ -354,11 +354,16 @@ absl::StatusOr<ShardingRule> GatherRule(const ir::Instruction& inst) {
                          Ints(inst, "start_indices_batching_dims", {{}}));
   EMBER_ASSIGN_OR_RETURN(int64_t ivd, Int(inst, "index_vector_dim"));
   if (sizes.size() != operand.size() || obatch.size() != ibatch.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": malformed gather dimensions"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(inst.Describe(), ": malformed gather dimensions"));
   }
   for (int64_t d : offset) EMBER_RETURN_IF_ERROR(DimInRange(inst, d, out.size(), "offset dim"));
-  for (int64_t d : obatch) EMBER_RETURN_IF_ERROR(DimInRange(inst, d, operand.size(), "batching dim"));
-  for (int64_t d : ibatch) EMBER_RETURN_IF_ERROR(DimInRange(inst, d, indices.size(), "batching dim"));
+  for (int64_t d : obatch) {
+    EMBER_RETURN_IF_ERROR(DimInRange(inst, d, operand.size(), "batching dim"));
+  }
+  for (int64_t d : ibatch) {
+    EMBER_RETURN_IF_ERROR(DimInRange(inst, d, indices.size(), "batching dim"));
+  }
   size_t r = 0;
   for (size_t d = 0; d < indices.size(); ++d) {
     if (static_cast<int64_t>(d) == ivd) continue;
@@ -391,27 +396,131 @@ absl::StatusOr<ShardingRule> GatherRule(const ir::Instruction& inst) {
   return rule;
 }
 
+// reduce_window(inputs..., inits...): the dimensions whose window is one element (no stride,
+// dilation or padding) are shared by every input and result; the others get no factor
+// (splitting them needs halos).
+absl::StatusOr<ShardingRule> ReduceWindowRule(const ir::Instruction& inst) {
+  ShardingRule rule = EmptyRule(inst);
+  const size_t n = inst.num_results();
+  if (inst.operands().size() != 2 * n || n == 0) return rule;
+  const std::vector<int64_t> in = Shape(inst.operand(0));
+  const size_t r = in.size();
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> window, Ints(inst, "window_dimensions"));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                         Ints(inst, "window_strides", std::vector<int64_t>(r, 1)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> base,
+                         Ints(inst, "base_dilations", std::vector<int64_t>(r, 1)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> wdil,
+                         Ints(inst, "window_dilations", std::vector<int64_t>(r, 1)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> pad,
+                         Ints(inst, "padding", std::vector<int64_t>(2 * r, 0)));
+  if (window.size() != r || strides.size() != r || base.size() != r || wdil.size() != r ||
+      pad.size() != 2 * r) {
+    return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": malformed window"));
+  }
+  for (size_t d = 0; d < r; ++d) {
+    if (in[d] <= 1 || window[d] != 1 || strides[d] != 1 || base[d] != 1 || wdil[d] != 1 ||
+        pad[2 * d] != 0 || pad[2 * d + 1] != 0) {
+      continue;
+    }
+    const int f = rule.AddFactor(in[d]);
+    for (size_t k = 0; k < n; ++k) {
+      if (Shape(inst.operand(k)) == in) rule.operands[k][d].push_back(f);
+      const std::vector<int64_t> out = Shape(inst.result(k));
+      if (d < out.size() && out[d] == in[d]) rule.results[k][d].push_back(f);
+    }
+  }
+  return rule;
+}
+
+// scatter(inputs..., indices, updates...): an input dimension that an update window covers
+// whole is shared by the inputs, the results and that window dimension of the updates. The
+// scattered dimensions, and the updates' scatter dimensions (which would make each device
+// scatter only some updates), get no factor.
+absl::StatusOr<ShardingRule> ScatterRule(const ir::Instruction& inst) {
+  ShardingRule rule = EmptyRule(inst);
+  const size_t n = inst.num_results();
+  if (n == 0 || inst.operands().size() != 2 * n + 1) return rule;
+  const std::vector<int64_t> operand = Shape(inst.operand(0));
+  const std::vector<int64_t> updates = Shape(inst.operand(n + 1));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> window, Ints(inst, "update_window_dims"));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> inserted, Ints(inst, "inserted_window_dims", {{}}));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> ibatch, Ints(inst, "input_batching_dims", {{}}));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> map, Ints(inst, "scatter_dims_to_operand_dims"));
+  for (int64_t u : window) {
+    EMBER_RETURN_IF_ERROR(DimInRange(inst, u, updates.size(), "update window dim"));
+  }
+  size_t w = 0;
+  for (size_t d = 0; d < operand.size(); ++d) {
+    const int64_t di = static_cast<int64_t>(d);
+    if (Contains(inserted, di) || Contains(ibatch, di)) continue;
+    if (w >= window.size()) break;
+    const int64_t u = window[w++];
+    if (operand[d] <= 1 || updates[u] != operand[d] || Contains(map, di)) continue;
+    const int f = rule.AddFactor(operand[d]);
+    for (size_t k = 0; k < n; ++k) {
+      if (Shape(inst.operand(k)) == operand) rule.operands[k][d].push_back(f);
+      if (Shape(inst.operand(n + 1 + k)) == updates) rule.operands[n + 1 + k][u].push_back(f);
+      if (Shape(inst.result(k)) == operand) rule.results[k][d].push_back(f);
+    }
+  }
+  return rule;
+}
+
 bool IsElementwise(ir::Opcode op) {
   switch (op) {
-    case ir::Opcode::kAbs: case ir::Opcode::kAdd: case ir::Opcode::kAnd: case ir::Opcode::kAtan2:
-    case ir::Opcode::kCbrt: case ir::Opcode::kCeil: case ir::Opcode::kClamp:
-    case ir::Opcode::kCompare: case ir::Opcode::kComplex: case ir::Opcode::kConvert:
-    case ir::Opcode::kCosine: case ir::Opcode::kCountLeadingZeros: case ir::Opcode::kDivide:
-    case ir::Opcode::kExponential: case ir::Opcode::kExponentialMinusOne: case ir::Opcode::kFloor:
-    case ir::Opcode::kImag: case ir::Opcode::kIsFinite: case ir::Opcode::kLog:
-    case ir::Opcode::kLogPlusOne: case ir::Opcode::kLogistic: case ir::Opcode::kMap:
-    case ir::Opcode::kMaximum: case ir::Opcode::kMinimum: case ir::Opcode::kMultiply:
-    case ir::Opcode::kNegate: case ir::Opcode::kNot: case ir::Opcode::kOr:
-    case ir::Opcode::kPopcnt: case ir::Opcode::kPower: case ir::Opcode::kReal:
-    case ir::Opcode::kReducePrecision: case ir::Opcode::kRemainder:
-    case ir::Opcode::kRoundNearestAfz: case ir::Opcode::kRoundNearestEven:
-    case ir::Opcode::kRsqrt: case ir::Opcode::kSelect: case ir::Opcode::kShiftLeft:
-    case ir::Opcode::kShiftRightArithmetic: case ir::Opcode::kShiftRightLogical:
-    case ir::Opcode::kSign: case ir::Opcode::kSine: case ir::Opcode::kSqrt:
-    case ir::Opcode::kSubtract: case ir::Opcode::kTan: case ir::Opcode::kTanh:
-    case ir::Opcode::kXor: case ir::Opcode::kUniformQuantize: case ir::Opcode::kUniformDequantize:
+    case ir::Opcode::kAbs:
+    case ir::Opcode::kAdd:
+    case ir::Opcode::kAnd:
+    case ir::Opcode::kAtan2:
+    case ir::Opcode::kCbrt:
+    case ir::Opcode::kCeil:
+    case ir::Opcode::kClamp:
+    case ir::Opcode::kCompare:
+    case ir::Opcode::kComplex:
+    case ir::Opcode::kConvert:
+    case ir::Opcode::kCosine:
+    case ir::Opcode::kCountLeadingZeros:
+    case ir::Opcode::kDivide:
+    case ir::Opcode::kExponential:
+    case ir::Opcode::kExponentialMinusOne:
+    case ir::Opcode::kFloor:
+    case ir::Opcode::kImag:
+    case ir::Opcode::kIsFinite:
+    case ir::Opcode::kLog:
+    case ir::Opcode::kLogPlusOne:
+    case ir::Opcode::kLogistic:
+    case ir::Opcode::kMap:
+    case ir::Opcode::kMaximum:
+    case ir::Opcode::kMinimum:
+    case ir::Opcode::kMultiply:
+    case ir::Opcode::kNegate:
+    case ir::Opcode::kNot:
+    case ir::Opcode::kOr:
+    case ir::Opcode::kPopcnt:
+    case ir::Opcode::kPower:
+    case ir::Opcode::kReal:
+    case ir::Opcode::kReducePrecision:
+    case ir::Opcode::kRemainder:
+    case ir::Opcode::kRoundNearestAfz:
+    case ir::Opcode::kRoundNearestEven:
+    case ir::Opcode::kRsqrt:
+    case ir::Opcode::kSelect:
+    case ir::Opcode::kShiftLeft:
+    case ir::Opcode::kShiftRightArithmetic:
+    case ir::Opcode::kShiftRightLogical:
+    case ir::Opcode::kSign:
+    case ir::Opcode::kSine:
+    case ir::Opcode::kSqrt:
+    case ir::Opcode::kSubtract:
+    case ir::Opcode::kTan:
+    case ir::Opcode::kTanh:
+    case ir::Opcode::kXor:
+    case ir::Opcode::kUniformQuantize:
+    case ir::Opcode::kUniformDequantize:
     case ir::Opcode::kBitcastConvert:  // only where the shapes agree (SameShapeRule checks)
-    case ir::Opcode::kIota: case ir::Opcode::kConstant:  // results only: they take any split
+    case ir::Opcode::kIota:
+    case ir::Opcode::kConstant:  // results only: they take any split
       return true;
     default:
       return false;
@@ -433,7 +542,8 @@ absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst) 
   if (IsShardingConstraint(inst)) return SameShapeRule(inst);
   if (inst.num_results() == 0 || inst.operands().empty() || !inst.result(0)->type().is_tensor() ||
       !inst.operand(0)->type().is_tensor()) {
-    return op == ir::Opcode::kOptimizationBarrier ? std::optional(PairwiseRule(inst)) : std::nullopt;
+    return op == ir::Opcode::kOptimizationBarrier ? std::optional(PairwiseRule(inst))
+                                                  : std::nullopt;
   }
   switch (op) {
     case ir::Opcode::kOptimizationBarrier:
@@ -452,6 +562,10 @@ absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst) 
       return ConvolutionRule(inst);
     case ir::Opcode::kGather:
       return GatherRule(inst);
+    case ir::Opcode::kScatter:
+      return ScatterRule(inst);
+    case ir::Opcode::kReduceWindow:
+      return ReduceWindowRule(inst);
     case ir::Opcode::kConcatenate: {
       EMBER_ASSIGN_OR_RETURN(int64_t dim, Int(inst, "dimension"));
       return AllButDimRule(inst, dim);

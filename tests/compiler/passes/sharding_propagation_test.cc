@@ -387,6 +387,40 @@ module @jit_f {
   EXPECT_EQ(Of(main, ir::Opcode::kGather), R"(#sdy.sharding<@mesh, [{"x"}, {"y"}]>)");
 }
 
+TEST(ShardingPropagationTest, ScatterWindowsAndReduceWindowUnitWindows) {
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%op: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>},
+                         %idx: tensor<4x1xi32>, %upd: tensor<4x8xf32>,
+                         %a: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>})
+      -> (tensor<16x8xf32>, tensor<8x4xf32>) {
+    %s = "stablehlo.scatter"(%op, %idx, %upd) ({
+      ^bb0(%x0: tensor<f32>, %y0: tensor<f32>):
+        %sum = stablehlo.add %x0, %y0 : tensor<f32>
+        stablehlo.return %sum : tensor<f32>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<16x8xf32>, tensor<4x1xi32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+    %c = stablehlo.constant dense<0.0> : tensor<f32>
+    %rw = "stablehlo.reduce_window"(%a, %c) ({
+      ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+        %mx = stablehlo.maximum %p, %q : tensor<f32>
+        stablehlo.return %mx : tensor<f32>
+    }) {window_dimensions = array<i64: 1, 3>} : (tensor<8x6xf32>, tensor<f32>) -> tensor<8x4xf32>
+    return %s, %rw : tensor<16x8xf32>, tensor<8x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(Propagate(*m).ok()) << Propagate(*m);
+  const ir::Computation& main = *m->entry();
+  // The window dimension covers the operand's whole dimension 1: split alike everywhere; the
+  // scattered dimension 0 and the indices get nothing.
+  EXPECT_EQ(Of(main, ir::Opcode::kScatter), R"(#sdy.sharding<@mesh, [{}, {"y"}]>)");
+  EXPECT_EQ(OfParam(main, 2), R"(#sdy.sharding<@mesh, [{}, {"y"}]>)");
+  EXPECT_EQ(OfParam(main, 1), R"(#sdy.sharding<@mesh, [{}, {}]>)");
+  // Only the dimension with a one-element window keeps its split.
+  EXPECT_EQ(Of(main, ir::Opcode::kReduceWindow), R"(#sdy.sharding<@mesh, [{"x"}, {}]>)");
+}
+
 TEST(ShardingPropagationTest, IfBranchesAndCalls) {
   auto m = Parse(R"(
 module @jit_f {
