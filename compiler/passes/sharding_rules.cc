@@ -1,3 +1,6 @@
+// The factor rules of sharding propagation, one function per op family (see sharding_rules.h).
+// Where a family is only partly covered (convolution spatial dimensions, scatter's scattered
+// dimensions), the uncovered dimensions get no factor: conservative, never wrong.
 #include "compiler/passes/sharding_rules.h"
 
 #include <algorithm>
