@@ -1,8 +1,10 @@
-// ember-opt FILE [--no-verify]: reads a program in any format Ember accepts (MLIR text .mlir,
+// ember-opt FILE [--no-verify] [--sharding-propagation]: reads a program in any format Ember
+// accepts (MLIR text .mlir,
 // MLIR bytecode / StableHLO portable artifact .mlirbc/.bc; a binary xla.HloModuleProto .pb /
 // .hlo.pb, as jax's as_serialized_hlo_module_proto() and TensorFlow write it) and
 // prints the imported module in Ember's readable form, then the verifier's verdict. Replays the
-// files written by EMBER_FLAGS=--dump_to=DIR.
+// files written by EMBER_FLAGS=--dump_to=DIR. With --sharding-propagation, the module is printed
+// after the sharding-propagation pass (each op's ember.shardings), which no pipeline runs yet.
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -11,14 +13,25 @@
 
 #include "compiler/driver/compile_program.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/sharding_propagation.h"
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: ember-opt FILE [--no-verify]\n";
+  bool verify = true, propagate = false, usage = argc < 2;
+  for (int i = 2; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--no-verify") {
+      verify = false;
+    } else if (flag == "--sharding-propagation") {
+      propagate = true;
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    std::cerr << "usage: ember-opt FILE [--no-verify] [--sharding-propagation]\n";
     return 2;
   }
   const std::string path = argv[1];
-  const bool verify = !(argc > 2 && std::string(argv[2]) == "--no-verify");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::cerr << "ember-opt: cannot read " << path << "\n";
@@ -30,6 +43,13 @@ int main(int argc, char** argv) {
   if (!module.ok()) {
     std::cerr << "ember-opt: " << path << ": " << module.status().message() << "\n";
     return 1;
+  }
+  if (propagate) {
+    absl::StatusOr<bool> changed = ember::passes::CreateShardingPropagationPass()->Run(**module);
+    if (!changed.ok()) {
+      std::cerr << "ember-opt: sharding propagation: " << changed.status().message() << "\n";
+      return 1;
+    }
   }
   std::cout << (*module)->ToString();
   if (verify) {

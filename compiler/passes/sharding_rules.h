@@ -1,0 +1,42 @@
+// Per-op sharding rules for sharding propagation (sharding_propagation.cc): how the dimensions of
+// an op's operands and results correspond, as factors (Shardy's model). A factor is one index
+// space the op loops over; each tensor dimension is the product of zero or more factors, major
+// first (a reshape merges or splits them). A mesh axis that splits a factor in one tensor can
+// split it in every tensor that has the factor. Dimensions with no factor (a sort dimension, a
+// sliced dimension, a broadcast's size-1 operand dimension) pass nothing on.
+#ifndef EMBER_COMPILER_PASSES_SHARDING_RULES_H_
+#define EMBER_COMPILER_PASSES_SHARDING_RULES_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+
+namespace ember::passes {
+
+struct ShardingRule {
+  // Per factor: its size, and whether the op sums over it (a dot's contracting dimensions, a
+  // reduce's reduced ones): such a factor appears in operands only, and a result computed from
+  // operands split along it is partial (unreduced) over those axes.
+  std::vector<int64_t> factor_sizes;
+  std::vector<bool> reduction;
+  // Per operand and per result, per dimension: its factors, major first. Operands and results
+  // that are not arrays (tokens, tuples) have no dimensions here.
+  std::vector<std::vector<std::vector<int>>> operands;
+  std::vector<std::vector<std::vector<int>>> results;
+
+  // A new factor of `size` (>1; size-1 dimensions never carry a split); returns its index.
+  int AddFactor(int64_t size, bool is_reduction = false);
+};
+
+// The rule of `inst`; nullopt when there is none (the op's results are then replicated and its
+// operands get nothing from it). Ops with regions of their own (while, if, case, call, manual
+// computations) are tied to their regions by the propagation pass itself, not here. Errors name
+// the op (malformed dimension attributes).
+absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst);
+
+}  // namespace ember::passes
+
+#endif  // EMBER_COMPILER_PASSES_SHARDING_RULES_H_
