@@ -409,24 +409,24 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       }
       const backend::Executable& compiled = *program->executable;
       se::Stream* stream = w->device->compute_stream();
-      if (compiled.dispatch_inline()) {
-        // A cheap launch runs on this thread when the stream is idle: the work it enqueues runs
-        // at once (Stream::TryRunHostCallbackInline), so it is done when the call returns. Its
-        // events are set only then, outside the inline run: what they set off (another launch's
-        // enqueue, say) must not run as part of it.
-        absl::Status enqueued;
-        absl::AnyInvocable<absl::Status() &&> run = [&]() -> absl::Status {
-          enqueued = compiled.ExecuteOnStream(w->params);
-          return absl::OkStatus();
-        };
-        if (stream->TryRunHostCallbackInline(run)) {
-          w->params.status->Fail(enqueued);
-          Finish(*w, w->params.status->status());
-          return;
-        }
+      // A cheap launch runs on this thread when the stream is idle: the work it enqueues runs
+      // at once (Stream::TryRunHostCallbackInline), so it is done when the call returns. So does
+      // a launch from a host callback running on this very stream (TryRunNestedHostCallback):
+      // queued, it would wait for the callback, which waits for it. The events are set only
+      // after the run, outside it: what they set off (another launch's enqueue, say) must not
+      // run as part of it.
+      absl::Status enqueued;
+      absl::AnyInvocable<absl::Status() &&> run = [&]() -> absl::Status {
+        enqueued = compiled.ExecuteOnStream(w->params);
+        return absl::OkStatus();
+      };
+      if ((compiled.dispatch_inline() && stream->TryRunHostCallbackInline(run)) ||
+          stream->TryRunNestedHostCallback(run)) {
+        w->params.status->Fail(enqueued);
+        Finish(*w, w->params.status->status());
+        return;
       }
-      absl::Status enqueued =
-          Enqueue(compiled, w, [w](const absl::Status& result) { Finish(*w, result); });
+      enqueued = Enqueue(compiled, w, [w](const absl::Status& result) { Finish(*w, result); });
       if (!enqueued.ok() && !w->done->IsReady()) Finish(*w, enqueued);
     });
     return launch;

@@ -46,6 +46,16 @@ class Stream {
     return false;
   }
 
+  // Called from host work running on this stream (a callback that launches a program on its
+  // own device), runs `fn` now, inside that work, and returns true: work `fn` enqueues on this
+  // stream runs at once, in order. Enqueued instead, it would wait behind the callback that
+  // waits for it. Returns false, leaving `fn` untouched, on any other thread or where the stream
+  // cannot (CUDA).
+  virtual bool TryRunNestedHostCallback(absl::AnyInvocable<absl::Status() &&>& fn) {
+    (void)fn;
+    return false;
+  }
+
   virtual absl::StatusOr<std::shared_ptr<Event>> RecordEvent() = 0;
 
   // Later work on this stream waits until `event` is ready. The event may come from another stream

@@ -32,7 +32,9 @@ WorkerThread::~WorkerThread() {
 void WorkerThread::Schedule(Task task) {
   {
     absl::MutexLock lock(&mu_);
-    if (!(inline_running_ && inline_thread_ == std::this_thread::get_id())) {
+    const bool acting = (inline_running_ && inline_thread_ == std::this_thread::get_id()) ||
+                        (nested_ > 0 && IsCurrentThread());
+    if (!acting) {
       queue_.push_back(std::move(task));
       ++scheduled_;
       return;
@@ -71,6 +73,18 @@ bool WorkerThread::TryRunInline(absl::FunctionRef<void()> fn) {
   absl::MutexLock lock(&mu_);
   inline_running_ = false;
   ++finished_;
+  return true;
+}
+
+bool WorkerThread::RunNested(absl::FunctionRef<void()> fn) {
+  if (!IsCurrentThread()) return false;
+  {
+    absl::MutexLock lock(&mu_);
+    ++nested_;
+  }
+  fn();
+  absl::MutexLock lock(&mu_);
+  --nested_;
   return true;
 }
 

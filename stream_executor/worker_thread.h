@@ -43,6 +43,12 @@ class WorkerThread {
   // otherwise, and on the worker's own thread.
   bool TryRunInline(absl::FunctionRef<void()> fn);
 
+  // Runs `fn` now, inside the task this worker is running, when called from that task (a host
+  // callback that launches work on its own stream: queued, the work would wait for the task that
+  // waits for it); tasks `fn` schedules run at once, in order. Returns false, without running
+  // `fn`, on any other thread.
+  bool RunNested(absl::FunctionRef<void()> fn);
+
   bool IsCurrentThread() const;
 
   // Whether the calling thread is running a task of any WorkerThread (as its worker, or inline):
@@ -61,6 +67,7 @@ class WorkerThread {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool inline_running_ ABSL_GUARDED_BY(mu_) = false;  // TryRunInline is running a task
   std::thread::id inline_thread_ ABSL_GUARDED_BY(mu_);  // the thread running it
+  int nested_ ABSL_GUARDED_BY(mu_) = 0;  // RunNested calls running on the worker thread
   std::thread thread_;  // last: starts after, and is joined before, the members it uses
 };
 

@@ -66,6 +66,14 @@ bool HostStream::TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>&
   return ran;
 }
 
+bool HostStream::TryRunNestedHostCallback(absl::AnyInvocable<absl::Status() &&>& fn) {
+  if (fn == nullptr) return false;
+  absl::Status status;
+  const bool ran = worker_.RunNested([&] { status = std::move(fn)(); });
+  if (ran && !status.ok()) RecordError(status);
+  return ran;
+}
+
 absl::StatusOr<std::shared_ptr<Event>> HostStream::RecordEvent() {
   auto state = AsyncEvent::Create();
   worker_.Schedule([this, state] { state->Set(status()); });

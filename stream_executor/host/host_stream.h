@@ -26,6 +26,7 @@ class HostStream final : public Stream {
   absl::Status Memset(DeviceMemory dst, uint8_t value, uint64_t size) override;
   absl::Status EnqueueHostCallback(absl::AnyInvocable<absl::Status() &&> fn) override;
   bool TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) override;
+  bool TryRunNestedHostCallback(absl::AnyInvocable<absl::Status() &&>& fn) override;
   absl::StatusOr<std::shared_ptr<Event>> RecordEvent() override;
   absl::Status WaitFor(std::shared_ptr<Event> event) override;
   absl::Status BlockHostUntilDone() override;

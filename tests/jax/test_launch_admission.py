@@ -1,7 +1,9 @@
 """Launches queued on a device are bounded (runtime/launch_admission.h): a loop that dispatches
 faster than the device computes waits once a device has its limit of launches in flight,
 instead of queuing results and temporaries without bound, as XLA:CPU does. A caller waiting for
-a slot does not keep the host callbacks of the queued launches from running."""
+a slot does not keep the host callbacks of the queued launches from running, and a host callback
+that executes a program on its own device runs it at once, inside the launch, never waiting for
+the launches queued behind it (it used to hang)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +37,25 @@ def test_waiting_caller_lets_queued_callbacks_run(ember_devices):
 
     def host(v):
         return np.asarray(inner(jax.device_put(v, other)))
+
+    def outer(v):
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 3.0
+
+    f = jax.jit(outer)
+    v = jax.device_put(jnp.arange(8, dtype=jnp.float32), device)
+    outs = [f(v) for _ in range(2 * LIMIT)]
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out), (np.arange(8, dtype=np.float32) + 1) * 3)
+
+
+def test_callback_executing_on_its_own_device_runs_nested(ember_devices):
+    device = ember_devices[-1]
+    inner = jax.jit(lambda v: v + 1.0)
+
+    def host(v):
+        # On the device's stream, inside a launch, with the launches dispatched after it queued
+        # behind it.
+        return np.asarray(inner(jax.device_put(v, device)))
 
     def outer(v):
         return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 3.0

@@ -420,6 +420,39 @@ TEST_F(HostStreamTest, ACallbackOfTheStreamCannotRunAnotherInline) {
   EXPECT_EQ(inline_result.load(), 0);
 }
 
+TEST_F(HostStreamTest, ACallbackOfTheStreamRunsNestedWorkAtOnce) {
+  // A callback launching work on its own stream (a host callback executing a program on its
+  // device): the nested work and what it enqueues run inside the callback, in order, before the
+  // work queued behind the callback; from another thread nothing runs nested.
+  Stream* stream = stream_.get();
+  std::vector<std::string> order;
+  absl::AnyInvocable<absl::Status() &&> outside = [] { return absl::OkStatus(); };
+  EXPECT_FALSE(stream_->TryRunNestedHostCallback(outside));
+  ASSERT_TRUE(stream_
+                  ->EnqueueHostCallback([stream, &order] {
+                    absl::AnyInvocable<absl::Status() &&> fn = [stream, &order] {
+                      order.push_back("nested");
+                      return stream->EnqueueHostCallback([&order] {
+                        order.push_back("enqueued by nested");
+                        return absl::OkStatus();
+                      });
+                    };
+                    EXPECT_TRUE(stream->TryRunNestedHostCallback(fn));
+                    order.push_back("callback after nested");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(stream_
+                  ->EnqueueHostCallback([&order] {
+                    order.push_back("queued behind");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(stream_->BlockHostUntilDone().ok());
+  EXPECT_THAT(order, ElementsAreArray({"nested", "enqueued by nested", "callback after nested",
+                                       "queued behind"}));
+}
+
 TEST_F(HostStreamTest, AndThenCallbackMayRecordAnotherEvent) {
   auto first = stream_->RecordEvent();
   ASSERT_TRUE(first.ok());
