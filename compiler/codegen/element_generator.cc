@@ -177,7 +177,8 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       ElementIndex& in = NewIndex(&in_dims);
       in.linear = index.linear;
       const size_t rank = out_dims.size();
-      if (rank == 0 || in_dims.empty() || in_dims.back() != out_dims.back()) {
+      if (rank == 0 || in_dims.empty() || in_dims.back() != out_dims.back() ||
+          out_dims.back() == 0) {
         return Generate(inst->operand(0), in);
       }
       if (!index.multi.empty()) {

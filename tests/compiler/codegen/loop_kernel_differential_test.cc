@@ -364,6 +364,27 @@ func.func @main(%a: tensor<6x9x@T@>, %b: tensor<6x7x@T@>, %w: tensor<5x6x@T@>, %
   }
 }
 
+TEST(LoopKernelDifferentialTest, KernelsOverEmptyArrays) {
+  // jnp.roll of a 7x4x0 array with a traced shift, flattened: reshapes between shapes of no
+  // element whose innermost dims agree (0 and 0) once divided by that dim while emitting
+  // (SIGFPE). Such a kernel is emitted, or refused with a reason, never a crash.
+  const std::string text = R"(
+func.func @main(%x: tensor<7x4x0xf32>, %s: tensor<i32>) -> tensor<7x4x0xf32> {
+  %r = stablehlo.reshape %x : (tensor<7x4x0xf32>) -> tensor<0xf32>
+  %c = stablehlo.concatenate %r, %r, dim = 0 : (tensor<0xf32>, tensor<0xf32>) -> tensor<0xf32>
+  %d = stablehlo.dynamic_slice %c, %s, sizes = [0] : (tensor<0xf32>, tensor<i32>) -> tensor<0xf32>
+  %o = stablehlo.reshape %d : (tensor<0xf32>) -> tensor<7x4x0xf32>
+  return %o : tensor<7x4x0xf32>
+}
+)";
+  std::vector<ir::Literal> inputs;
+  inputs.push_back(ir::Literal::Create(ir::Shape::Make(ElementType::kF32, {7, 4, 0}).value()).value());
+  inputs.push_back(ir::Literal::Create(ir::Shape::Make(ElementType::kS32, {}).value()).value());
+  KernelRun run = CompareWithEvaluator(text, std::move(inputs));
+  EXPECT_TRUE(run.compiled || !run.refusal.empty());
+  EXPECT_EQ(run.mismatches, 0);
+}
+
 // Indices for a gather: mostly in [0, bound), some negative or past it (clamped), as bytes of
 // `type`'s storage.
 ir::Literal GatherIndices(const ir::Shape& shape, int64_t bound, uint64_t seed) {
