@@ -33,8 +33,10 @@ bool HostCodegenBuilt();
 class HostKernelCompiler {
  public:
   // `cache_dir`: the persistent cache of object code (CompilerOptions::kernel_cache_dir; empty:
-  // none).
-  explicit HostKernelCompiler(std::string cache_dir = "");
+  // none). `dump_dir`: where each compiled module's LLVM IR is written, as emitted and as
+  // optimized (ember-kernels-<key>.ir-no-opt.ll, .ir-with-opt.ll; CompilerOptions::dump_to;
+  // empty: none).
+  explicit HostKernelCompiler(std::string cache_dir = "", std::string dump_dir = "");
   ~HostKernelCompiler();
   HostKernelCompiler(const HostKernelCompiler&) = delete;
   HostKernelCompiler& operator=(const HostKernelCompiler&) = delete;

@@ -147,6 +147,7 @@ size_t MaxShards() {
 
 struct HostKernelCompiler::Impl {
   std::string cache_dir;  // the persistent cache ("" none)
+  std::string dump_dir;   // where modules' IR is written ("" none)
   std::vector<std::unique_ptr<Shard>> shards;
   std::unordered_map<std::string, int> by_text;  // function text (name elided) -> function
   std::vector<std::string> function_names;
@@ -159,8 +160,10 @@ struct HostKernelCompiler::Impl {
 
 bool HostCodegenBuilt() { return true; }
 
-HostKernelCompiler::HostKernelCompiler(std::string cache_dir) : impl_(std::make_unique<Impl>()) {
+HostKernelCompiler::HostKernelCompiler(std::string cache_dir, std::string dump_dir)
+    : impl_(std::make_unique<Impl>()) {
   impl_->cache_dir = std::move(cache_dir);
+  impl_->dump_dir = std::move(dump_dir);
 }
 
 HostKernelCompiler::~HostKernelCompiler() = default;
@@ -210,8 +213,20 @@ namespace {
 // The object code of `module` (optimized and compiled, or the persistent cache's copy when
 // `cached` says so), for a thread of its own: nothing here is shared with other shards but the
 // JIT's target machine pool and the cache directory.
+// Writes `module`'s IR to `path` (a program dump, CompilerOptions::dump_to).
+absl::Status DumpModule(const llvm::Module& module, const std::string& path) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat("cannot write the dump ", path, ": ", error.message()));
+  }
+  module.print(os, nullptr);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
-                                         const std::string& cache_dir, bool* cached) {
+                                         const std::string& cache_dir,
+                                         const std::string& dump_dir, bool* cached) {
   *cached = false;
   // LLVM aborts the process on invalid IR in codegen: verify first.
   std::string problems;
@@ -223,9 +238,9 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
   module.setDataLayout(jit.data_layout());
   module.setTargetTriple(jit.triple());
   // The persistent cache's key: the unoptimized IR, the host and LLVM (target_id), and the
-  // pipeline below (its version tag changes whenever it does).
+  // pipeline below (its version tag changes whenever it does). Dumps are named by it too.
   std::string key;
-  if (!cache_dir.empty()) {
+  if (!cache_dir.empty() || !dump_dir.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module.print(os, nullptr);
@@ -234,6 +249,13 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
     const llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
         llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     key = absl::StrFormat("%016x%016x", hash.high64, hash.low64);
+  }
+  const std::string dump_path =
+      dump_dir.empty() ? "" : absl::StrCat(dump_dir, "/ember-kernels-", key);
+  if (!dump_path.empty()) {
+    EMBER_RETURN_IF_ERROR(DumpModule(module, absl::StrCat(dump_path, ".ir-no-opt.ll")));
+  }
+  if (!cache_dir.empty()) {
     if (std::optional<std::string> object = ReadCachedKernels(cache_dir, key)) {
       *cached = true;
       return *std::move(object);
@@ -241,6 +263,9 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
   }
   EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit.AcquireTargetMachine());
   Optimize(module, *tm);
+  if (!dump_path.empty()) {
+    EMBER_RETURN_IF_ERROR(DumpModule(module, absl::StrCat(dump_path, ".ir-with-opt.ll")));
+  }
   llvm::SmallVector<char, 0> buffer;
   {
     llvm::raw_svector_ostream os(buffer);
@@ -278,10 +303,12 @@ absl::Status HostKernelCompiler::Compile() {
     std::vector<std::thread> threads;
     for (size_t i = 1; i < n; ++i) {
       threads.emplace_back([&, i] {
-        objects[i] = CompileShard(*impl_->shards[i]->module, *jit, cache_dir, &cached[i]);
+        objects[i] = CompileShard(*impl_->shards[i]->module, *jit, cache_dir, impl_->dump_dir,
+                                  &cached[i]);
       });
     }
-    objects[0] = CompileShard(*impl_->shards[0]->module, *jit, cache_dir, &cached[0]);
+    objects[0] =
+        CompileShard(*impl_->shards[0]->module, *jit, cache_dir, impl_->dump_dir, &cached[0]);
     for (std::thread& t : threads) t.join();
   }
   auto owners = std::make_shared<std::vector<std::shared_ptr<const void>>>();
@@ -298,7 +325,8 @@ absl::Status HostKernelCompiler::Compile() {
       // say) is replaced by a fresh compile.
       bool unused;
       EMBER_ASSIGN_OR_RETURN(std::string object,
-                             CompileShard(*shard.module, *jit, /*cache_dir=*/"", &unused));
+                             CompileShard(*shard.module, *jit, /*cache_dir=*/"",
+                                          /*dump_dir=*/"", &unused));
       code = jit->Load(object, names, addresses);
     }
     if (!code.ok()) return code.status();

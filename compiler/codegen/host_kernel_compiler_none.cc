@@ -7,7 +7,7 @@ namespace ember::codegen {
 struct HostKernelCompiler::Impl {};
 
 bool HostCodegenBuilt() { return false; }
-HostKernelCompiler::HostKernelCompiler(std::string) {}
+HostKernelCompiler::HostKernelCompiler(std::string, std::string) {}
 HostKernelCompiler::~HostKernelCompiler() = default;
 absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel&) {
   return absl::UnimplementedError("Ember was built without the LLVM code generator");

@@ -241,13 +241,12 @@ class HostCompilation {
  public:
   // `loop_region`: the entry is a loop's condition or body, whose kernels run once per
   // iteration (every kernel the code generator takes is worth compiling there).
-  // `kernel_cache_dir`: the code generator's persistent cache ("" none).
+  // `options`: the code generator's persistent cache and the dump directory ("" none).
   HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations,
-                  bool llvm_kernels, const std::string& kernel_cache_dir,
-                  bool loop_region = false)
+                  bool llvm_kernels, const CompilerOptions& options, bool loop_region = false)
       : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)),
-        llvm_kernels_(llvm_kernels), loop_region_(loop_region),
-        kernel_cache_dir_(kernel_cache_dir), compiler_(kernel_cache_dir) {}
+        llvm_kernels_(llvm_kernels), loop_region_(loop_region), options_(options),
+        compiler_(options.kernel_cache_dir, options.dump_to) {}
 
   // Null with `refusal_` set when the compiled path cannot run the entry.
   absl::StatusOr<std::unique_ptr<Executable>> Build() {
@@ -632,7 +631,7 @@ class HostCompilation {
       if (std::string why = CompiledPathRefusal(region); !why.empty()) return refuse(why);
       HostCompilation nested(region, r == 1 ? absl::Span<const passes::IoAlias>(in_place)
                                             : absl::Span<const passes::IoAlias>(),
-                             llvm_kernels_, kernel_cache_dir_, /*loop_region=*/true);
+                             llvm_kernels_, options_, /*loop_region=*/true);
       EMBER_ASSIGN_OR_RETURN(parts[r], nested.Build());
       if (parts[r] == nullptr) return refuse(nested.refusal());
       absl::StrAppend(&nested_reports_, name, r == 0 ? " condition" : " body", ":\n",
@@ -702,7 +701,7 @@ class HostCompilation {
       if (std::string why = CompiledPathRefusal(region); !why.empty()) {
         return refuse(absl::StrCat("branch ", b, ": ", why));
       }
-      HostCompilation nested(region, {}, llvm_kernels_, kernel_cache_dir_, loop_region_);
+      HostCompilation nested(region, {}, llvm_kernels_, options_, loop_region_);
       EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> branch, nested.Build());
       if (branch == nullptr) return refuse(absl::StrCat("branch ", b, ": ", nested.refusal()));
       const BufferLayout& layout = branch->layout();
@@ -824,7 +823,7 @@ class HostCompilation {
   std::string refusal_;
   bool llvm_kernels_;
   bool loop_region_;
-  std::string kernel_cache_dir_;
+  const CompilerOptions& options_;
   int small_chunked_ = 0;
   codegen::HostKernelCompiler compiler_;
   std::vector<int> llvm_ids_;  // per kernel: its id in compiler_, or -1
@@ -849,7 +848,7 @@ class HostBackend final : public backend::Backend {
       const CompilerOptions& options) const override {
     std::string refusal = CompiledPathRefusal(entry);
     if (refusal.empty()) {
-      HostCompilation compilation(entry, donations, llvm_kernels_, options.kernel_cache_dir);
+      HostCompilation compilation(entry, donations, llvm_kernels_, options);
       EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, compilation.Build());
       if (executable != nullptr) return executable;
       refusal = compilation.refusal();

@@ -76,6 +76,40 @@ TEST_F(CompilePipelineTest, CompiledByDefaultWithDumps) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(CompilePipelineTest, DumpsTheLlvmIrOfCompiledKernels) {
+  if (!codegen::HostCodegenBuilt()) GTEST_SKIP() << "built without the LLVM code generator";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ember_llvm_dump_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CompilerOptions options;
+  options.dump_to = dir.string();
+  const std::string text = R"(
+func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = stablehlo.exponential %x : tensor<64x64xf32>
+  %1 = stablehlo.negate %0 : tensor<64x64xf32>
+  return %1 : tensor<64x64xf32>
+}
+)";
+  auto program = CompileProgram("mlir", Bytes(text), frontend::CompileOptions{},
+                                test_util::HostTestBackend(options), options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // One module, as emitted and as optimized, named by its cache key.
+  std::vector<std::string> emitted, optimized;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::StartsWith(name, "ember-kernels-")) continue;
+    if (absl::EndsWith(name, ".ir-no-opt.ll")) emitted.push_back(entry.path().string());
+    if (absl::EndsWith(name, ".ir-with-opt.ll")) optimized.push_back(entry.path().string());
+  }
+  ASSERT_EQ(emitted.size(), 1u);
+  ASSERT_EQ(optimized.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(ReadFile(emitted[0]), "define void @"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(optimized[0]), "<16 x float>") ||
+              absl::StrContains(ReadFile(optimized[0]), "<8 x float>"))
+      << "the optimized kernel is vectorized";
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(CompilePipelineTest, EvaluatorBackendFlag) {
   CompilerOptions options;
   options.host_backend = "evaluator";
