@@ -17,6 +17,7 @@
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/conditional_thunk.h"
 #include "compiler/host/sort_thunk.h"
+#include "compiler/host/top_k_thunk.h"
 #include "compiler/host/while_thunk.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -173,6 +174,66 @@ bool IsCheapLaunch(const ir::Computation& entry) {
     }
   }
   return true;
+}
+
+// Is `comparator` one compare of the first operand's two elements, LT or GT, over integers or
+// in total order over floats? Such an order is a strict weak order, so a partial selection gives
+// the stable sort's first positions.
+bool IsStrictWeakComparator(const ir::Computation& comparator) {
+  if (comparator.parameters().size() < 2 || comparator.instructions().size() != 2) return false;
+  const ir::Instruction& compare = *comparator.instructions()[0];
+  const ir::Instruction& ret = *comparator.instructions()[1];
+  if (compare.opcode() != ir::Opcode::kCompare || ret.opcode() != ir::Opcode::kReturn ||
+      ret.operands().size() != 1 || ret.operand(0) != compare.result() ||
+      compare.operands().size() != 2) {
+    return false;
+  }
+  const ir::Value* a = comparator.parameter(0);
+  const ir::Value* b = comparator.parameter(1);
+  if (!((compare.operand(0) == a && compare.operand(1) == b) ||
+        (compare.operand(0) == b && compare.operand(1) == a))) {
+    return false;
+  }
+  const ir::Attribute* direction = compare.attribute("comparison_direction");
+  if (direction == nullptr || direction->kind != ir::Attribute::Kind::kString ||
+      (direction->s != "LT" && direction->s != "GT")) {
+    return false;
+  }
+  const ir::ElementType type = a->type().element_type();
+  if (ir::IsInteger(type)) return true;
+  const ir::Attribute* order = compare.attribute("compare_type");
+  return ir::IsFloat(type) && !ir::IsComplex(type) && order != nullptr &&
+         order->kind == ir::Attribute::Kind::kString && order->s == "TOTALORDER";
+}
+
+// How many leading positions of each line along `dimension` the rest of `entry` reads of the
+// results of `sort`: the largest k when every use is a slice of the first k (lax.top_k's
+// lowering), else the whole dimension.
+int64_t SortPrefixRead(const ir::Instruction& sort, const ir::Computation& entry,
+                       int64_t dimension) {
+  const int64_t length = sort.operand(0)->type().dims()[dimension];
+  int64_t prefix = 0;
+  for (const auto& inst : entry.instructions()) {
+    bool uses = false;
+    for (const ir::Value* v : inst->operands()) {
+      for (size_t r = 0; r < sort.num_results(); ++r) uses = uses || v == sort.result(r);
+    }
+    if (!uses) continue;
+    if (inst->opcode() != ir::Opcode::kSlice) return length;
+    const ir::Attribute* start = inst->attribute("start_indices");
+    const ir::Attribute* limit = inst->attribute("limit_indices");
+    const ir::Attribute* strides = inst->attribute("strides");
+    const size_t d = static_cast<size_t>(dimension);
+    if (start == nullptr || limit == nullptr || start->kind != ir::Attribute::Kind::kInts ||
+        limit->kind != ir::Attribute::Kind::kInts || start->ints.size() <= d ||
+        limit->ints.size() <= d || start->ints[d] != 0 ||
+        (strides != nullptr && (strides->kind != ir::Attribute::Kind::kInts ||
+                                strides->ints.size() <= d || strides->ints[d] != 1))) {
+      return length;
+    }
+    prefix = std::max(prefix, limit->ints[d]);
+  }
+  return std::min(prefix, length);
 }
 
 // A launch's name on traces: the program's (jit_step), as XLA names its launches.
@@ -408,6 +469,14 @@ class HostCompilation {
             name, *kernel.root(), std::move(operands), refs_.at(kernel.root()->result()));
         if (update != nullptr) {
           thunks.push_back(std::move(update));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kCustomCall) {
+        if (std::unique_ptr<HostThunk> top_k = TopK(*kernel.root(), name); top_k != nullptr) {
+          thunks.push_back(std::move(top_k));
           ++fast_kernels;
           continue;
         }
@@ -737,10 +806,47 @@ class HostCompilation {
     const ir::Attribute* d = sort.attribute("dimension");
     int64_t dimension = d != nullptr && d->kind == ir::Attribute::Kind::kInt ? d->i : -1;
     if (dimension < 0) dimension += rank;
+    int64_t prefix = -1;
+    if (IsStrictWeakComparator(*sort.regions()[0])) {
+      prefix = SortPrefixRead(sort, entry_, dimension);
+      if (prefix * 4 <= dims[dimension]) {
+        absl::StrAppend(&nested_reports_, name, " (", sort.Describe(),
+                        "): a partial sort, the first ", prefix, " of each ", dims[dimension],
+                        " selected\n");
+      }
+    }
     return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name, " (", sort.Describe(), ")"),
                                        std::move(comparator),
                                        std::move(operands), std::move(results), dims,
-                                       dimension);
+                                       dimension, prefix);
+  }
+
+  // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k
+  // it does not take, with the reason in the cost report (the evaluator's op table runs it).
+  std::unique_ptr<HostThunk> TopK(const ir::Instruction& op, const std::string& name) {
+    const ir::Attribute* target = op.attribute("call_target_name");
+    if (target == nullptr || target->kind != ir::Attribute::Kind::kString ||
+        target->s != "chlo.top_k") {
+      return nullptr;
+    }
+    std::string why = TopKThunk::Refusal(op);
+    if (why.empty() && refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
+      why = "its operand has no buffer";
+    }
+    if (!why.empty()) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(), "): the evaluator runs it: ",
+                      why, "\n");
+      return nullptr;
+    }
+    ValueRef results[2];
+    for (size_t r = 0; r < 2; ++r) {
+      auto to = refs_.find(op.result(r));
+      results[r].kind = ValueRef::Kind::kOther;  // a result nothing reads
+      results[r].value = op.result(r);
+      if (to != refs_.end()) results[r] = to->second;
+    }
+    return TopKThunk::Create(absl::StrCat("top_k.", name, " (", op.Describe(), ")"), op,
+                             refs_.at(op.operand(0)), results[0], results[1]);
   }
 
   // A kernel of the region reduce emitter (folding with `reduce`) runs its output elements in

@@ -10,10 +10,36 @@
 #include "compiler/host/scratch_memory.h"
 
 namespace ember::host {
+namespace {
+
+// heap[0, k) = the first k positions of the stable sort of n by `less` (a strict weak order),
+// in order: a bounded heap whose top is the worst position kept.
+template <typename Less>
+void SelectPrefix(int64_t* heap, int64_t n, int64_t k, const Less& less) {
+  if (k == 0) return;
+  // The stable sort's order: by `less`, ties to the lower index.
+  auto before = [&less](int64_t a, int64_t b) {
+    if (less(a, b)) return true;
+    if (less(b, a)) return false;
+    return a < b;
+  };
+  for (int64_t i = 0; i < k; ++i) heap[i] = i;
+  std::make_heap(heap, heap + k, before);
+  for (int64_t i = k; i < n; ++i) {
+    // Position i follows every kept one: it goes before the worst only when strictly less.
+    if (!less(i, heap[0])) continue;
+    std::pop_heap(heap, heap + k, before);
+    heap[k - 1] = i;
+    std::push_heap(heap, heap + k, before);
+  }
+  std::sort_heap(heap, heap + k, before);
+}
+
+}  // namespace
 
 SortThunk::SortThunk(std::string name, codegen::HostLoopKernel comparator,
                      std::vector<ValueRef> operands, std::vector<ValueRef> results,
-                     std::vector<int64_t> dims, int64_t dimension)
+                     std::vector<int64_t> dims, int64_t dimension, int64_t prefix)
     : HostThunk(Kind::kKernel, std::move(name)), comparator_(std::move(comparator)),
       operands_(std::move(operands)), results_(std::move(results)) {
   for (const ValueRef& r : operands_) {
@@ -24,6 +50,9 @@ SortThunk::SortThunk(std::string name, codegen::HostLoopKernel comparator,
   length_ = dims[dimension];
   for (size_t d = dimension + 1; d < dims.size(); ++d) step_ *= dims[d];
   lines_ = length_ > 0 ? total / length_ : 0;
+  // A heap of k costs about log k comparisons for each element that enters it: worth it while
+  // k is a small share of the line.
+  prefix_ = prefix >= 0 && prefix * 4 <= length_ ? prefix : length_;
 }
 
 absl::Status SortThunk::Run(HostRunContext& context) const {
@@ -56,13 +85,17 @@ absl::Status SortThunk::Run(HostRunContext& context) const {
         comparator_.fn(in.data(), less_out, base + a * step_, base + b * step_);
         return less_byte != 0;
       };
-      for (int64_t k = 0; k < length_; ++k) order[k] = k;
-      eval::MergeSort(order, scratch, 0, order.size(), less);
+      if (prefix_ < length_) {
+        SelectPrefix(order.data(), length_, prefix_, less);
+      } else {
+        for (int64_t k = 0; k < length_; ++k) order[k] = k;
+        eval::MergeSort(order, scratch, 0, order.size(), less);
+      }
       for (size_t i = 0; i < in.size(); ++i) {
         if (out[i] == nullptr) continue;  // a result nothing reads
         const int w = widths_[i];
         const uint8_t* src = static_cast<const uint8_t*>(in[i]);
-        for (int64_t k = 0; k < length_; ++k) {
+        for (int64_t k = 0; k < prefix_; ++k) {
           std::memcpy(out[i] + (base + k * step_) * w, src + (base + order[k] * step_) * w, w);
         }
       }
