@@ -1,6 +1,7 @@
 #include "compiler/host/host_backend.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -176,34 +177,42 @@ bool IsCheapLaunch(const ir::Computation& entry) {
   return true;
 }
 
-// Is `comparator` one compare of the first operand's two elements, LT or GT, over integers or
-// in total order over floats? Such an order is a strict weak order, so a partial selection gives
-// the stable sort's first positions.
-bool IsStrictWeakComparator(const ir::Computation& comparator) {
-  if (comparator.parameters().size() < 2 || comparator.instructions().size() != 2) return false;
+// The order of `comparator` when it is one compare of the first operand's two elements, LT or
+// GT, over integers or in total order over floats: a strict weak order, so a partial selection
+// gives the stable sort's first positions, on native keys.
+std::optional<SortKeyOrder> SimpleSortOrder(const ir::Computation& comparator) {
+  if (comparator.parameters().size() < 2 || comparator.instructions().size() != 2) {
+    return std::nullopt;
+  }
   const ir::Instruction& compare = *comparator.instructions()[0];
   const ir::Instruction& ret = *comparator.instructions()[1];
   if (compare.opcode() != ir::Opcode::kCompare || ret.opcode() != ir::Opcode::kReturn ||
       ret.operands().size() != 1 || ret.operand(0) != compare.result() ||
       compare.operands().size() != 2) {
-    return false;
+    return std::nullopt;
   }
   const ir::Value* a = comparator.parameter(0);
   const ir::Value* b = comparator.parameter(1);
-  if (!((compare.operand(0) == a && compare.operand(1) == b) ||
-        (compare.operand(0) == b && compare.operand(1) == a))) {
-    return false;
-  }
+  const bool swapped = compare.operand(0) == b && compare.operand(1) == a;
+  if (!swapped && !(compare.operand(0) == a && compare.operand(1) == b)) return std::nullopt;
   const ir::Attribute* direction = compare.attribute("comparison_direction");
   if (direction == nullptr || direction->kind != ir::Attribute::Kind::kString ||
       (direction->s != "LT" && direction->s != "GT")) {
-    return false;
+    return std::nullopt;
   }
   const ir::ElementType type = a->type().element_type();
-  if (ir::IsInteger(type)) return true;
   const ir::Attribute* order = compare.attribute("compare_type");
-  return ir::IsFloat(type) && !ir::IsComplex(type) && order != nullptr &&
-         order->kind == ir::Attribute::Kind::kString && order->s == "TOTALORDER";
+  const bool total_order = ir::IsFloat(type) && !ir::IsComplex(type) && order != nullptr &&
+                           order->kind == ir::Attribute::Kind::kString &&
+                           order->s == "TOTALORDER";
+  const bool integer_order =
+      ir::IsInteger(type) &&
+      (order == nullptr ||
+       (order->kind == ir::Attribute::Kind::kString &&
+        order->s == (ir::IsSignedInteger(type) ? "SIGNED" : "UNSIGNED")));
+  if (!integer_order && !total_order) return std::nullopt;
+  // less(x, y) = x > y (GT), or y > x with the operands swapped.
+  return SortKeyOrder{type, (direction->s == "GT") != swapped};
 }
 
 // How many leading positions of each line along `dimension` the rest of `entry` reads of the
@@ -807,7 +816,8 @@ class HostCompilation {
     int64_t dimension = d != nullptr && d->kind == ir::Attribute::Kind::kInt ? d->i : -1;
     if (dimension < 0) dimension += rank;
     int64_t prefix = -1;
-    if (IsStrictWeakComparator(*sort.regions()[0])) {
+    const std::optional<SortKeyOrder> order = SimpleSortOrder(*sort.regions()[0]);
+    if (order.has_value()) {
       prefix = SortPrefixRead(sort, entry_, dimension);
       if (prefix * 4 <= dims[dimension]) {
         absl::StrAppend(&nested_reports_, name, " (", sort.Describe(),
@@ -818,7 +828,7 @@ class HostCompilation {
     return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name, " (", sort.Describe(), ")"),
                                        std::move(comparator),
                                        std::move(operands), std::move(results), dims,
-                                       dimension, prefix);
+                                       dimension, prefix, order);
   }
 
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "base/status_macros.h"
@@ -35,13 +36,56 @@ void SelectPrefix(int64_t* heap, int64_t n, int64_t k, const Less& less) {
   std::sort_heap(heap, heap + k, before);
 }
 
+// Keys that order as the comparator: floats' bit patterns as signed integers with the magnitude
+// bits of negative ones flipped (the total order: -NaN < -inf < ... < -0 < +0 < ... < +NaN, as
+// the comparator emitter computes it), integers by value, u64 shifted into int64's range. False
+// for other types.
+bool FillKeys(ir::ElementType type, const uint8_t* data, int64_t base, int64_t step, int64_t n,
+              int64_t* keys) {
+  auto fill = [&](auto tag, auto key_of) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, data + (base + i * step) * sizeof(T), sizeof(T));
+      keys[i] = key_of(v);
+    }
+    return true;
+  };
+  auto float_key = [](auto v) -> int64_t {
+    using T = decltype(v);
+    using U = std::make_unsigned_t<T>;
+    const T magnitude = static_cast<T>(static_cast<U>(~U{0}) >> 1);
+    return static_cast<int64_t>(v < 0 ? static_cast<T>(v ^ magnitude) : v);
+  };
+  auto value = [](auto v) -> int64_t { return static_cast<int64_t>(v); };
+  switch (type) {
+    case ir::ElementType::kF16:
+    case ir::ElementType::kBF16: return fill(int16_t{}, float_key);
+    case ir::ElementType::kF32: return fill(int32_t{}, float_key);
+    case ir::ElementType::kF64: return fill(int64_t{}, float_key);
+    case ir::ElementType::kS8: return fill(int8_t{}, value);
+    case ir::ElementType::kS16: return fill(int16_t{}, value);
+    case ir::ElementType::kS32: return fill(int32_t{}, value);
+    case ir::ElementType::kS64: return fill(int64_t{}, value);
+    case ir::ElementType::kU8: return fill(uint8_t{}, value);
+    case ir::ElementType::kU16: return fill(uint16_t{}, value);
+    case ir::ElementType::kU32: return fill(uint32_t{}, value);
+    case ir::ElementType::kU64:
+      return fill(uint64_t{}, [](uint64_t v) {
+        return static_cast<int64_t>(v ^ (uint64_t{1} << 63));
+      });
+    default: return false;
+  }
+}
+
 }  // namespace
 
 SortThunk::SortThunk(std::string name, codegen::HostLoopKernel comparator,
                      std::vector<ValueRef> operands, std::vector<ValueRef> results,
-                     std::vector<int64_t> dims, int64_t dimension, int64_t prefix)
+                     std::vector<int64_t> dims, int64_t dimension, int64_t prefix,
+                     std::optional<SortKeyOrder> key_order)
     : HostThunk(Kind::kKernel, std::move(name)), comparator_(std::move(comparator)),
-      operands_(std::move(operands)), results_(std::move(results)) {
+      operands_(std::move(operands)), results_(std::move(results)), key_order_(key_order) {
   for (const ValueRef& r : operands_) {
     widths_.push_back(ir::StorageBytes(r.value->type().element_type()));
   }
@@ -85,7 +129,19 @@ absl::Status SortThunk::Run(HostRunContext& context) const {
         comparator_.fn(in.data(), less_out, base + a * step_, base + b * step_);
         return less_byte != 0;
       };
-      if (prefix_ < length_) {
+      if (prefix_ < length_ && key_order_.has_value() &&
+          FillKeys(key_order_->type, static_cast<const uint8_t*>(in[0]), base, step_, length_,
+                   scratch.data())) {
+        // The comparator's order on native keys, without a call per comparison.
+        const int64_t* keys = scratch.data();
+        if (key_order_->descending) {
+          SelectPrefix(order.data(), length_, prefix_,
+                       [keys](int64_t a, int64_t b) { return keys[a] > keys[b]; });
+        } else {
+          SelectPrefix(order.data(), length_, prefix_,
+                       [keys](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+        }
+      } else if (prefix_ < length_) {
         SelectPrefix(order.data(), length_, prefix_, less);
       } else {
         for (int64_t k = 0; k < length_; ++k) order[k] = k;

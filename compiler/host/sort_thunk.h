@@ -10,6 +10,7 @@
 #define EMBER_COMPILER_HOST_SORT_THUNK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@
 
 namespace ember::host {
 
+// A comparator that is one LT/GT compare of the first operand's elements, integers or floats in
+// total order: the prefix selection then orders native keys instead of calling it.
+struct SortKeyOrder {
+  ir::ElementType type = ir::ElementType::kInvalid;
+  bool descending = false;  // a before b when a's key is larger
+};
+
 class SortThunk final : public HostThunk {
  public:
   // `operands`/`results`: the sort's, in order, all of `dims`; `dimension`: the sorted one;
@@ -25,7 +33,7 @@ class SortThunk final : public HostThunk {
   // comparator that is a strict weak order.
   SortThunk(std::string name, codegen::HostLoopKernel comparator, std::vector<ValueRef> operands,
             std::vector<ValueRef> results, std::vector<int64_t> dims, int64_t dimension,
-            int64_t prefix = -1);
+            int64_t prefix = -1, std::optional<SortKeyOrder> key_order = std::nullopt);
   absl::Status Run(HostRunContext& context) const override;
 
  private:
@@ -37,6 +45,7 @@ class SortThunk final : public HostThunk {
   int64_t step_ = 1;         // between a line's elements
   int64_t lines_ = 0;
   int64_t prefix_ = 0;       // positions of each line written (length_: all, merge sorted)
+  std::optional<SortKeyOrder> key_order_;  // the comparator's order, when it is that simple
 };
 
 }  // namespace ember::host
