@@ -17,6 +17,7 @@
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
 #include "compiler/host/top_k_thunk.h"
 #include "compiler/host/while_thunk.h"
@@ -483,6 +484,15 @@ class HostCompilation {
         }
       }
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kReduceWindow) {
+        if (std::unique_ptr<HostThunk> scan = CumulativeScan(*kernel.root(), name);
+            scan != nullptr) {
+          thunks.push_back(std::move(scan));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
           kernel.root()->opcode() == ir::Opcode::kCustomCall) {
         if (std::unique_ptr<HostThunk> top_k = TopK(*kernel.root(), name); top_k != nullptr) {
           thunks.push_back(std::move(top_k));
@@ -591,10 +601,14 @@ class HostCompilation {
     };
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
-      // A windowed op the code generator leaves to the evaluator says why.
+      // A windowed op the code generator leaves to the evaluator says why (cumulative windows
+      // the host's scan takes run natively instead, see Build).
       if (std::string why = codegen::WindowOpRefusal(*kernel.root()); !why.empty()) {
-        absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
-                        kernel.root()->Describe(), "): the evaluator runs it: ", why, "\n");
+        if (std::string scan = CumulativeScanThunk::Refusal(*kernel.root()); !scan.empty()) {
+          absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
+                          kernel.root()->Describe(), "): the evaluator runs it: ", why,
+                          "; the host scan: ", scan, "\n");
+        }
       }
       // A kernel over a few elements, run once per launch, costs more to compile than the chunked
       // kernel's overhead: it stays chunked (not in loop bodies, which run it every iteration).
@@ -829,6 +843,19 @@ class HostCompilation {
                                        std::move(comparator),
                                        std::move(operands), std::move(results), dims,
                                        dimension, prefix, order);
+  }
+
+  // A cumulative reduce_window scanned natively in the evaluator's order (CumulativeScanThunk);
+  // null when that does not take it (the evaluator's op table runs it, and the cost report
+  // says why the code generator did not).
+  std::unique_ptr<HostThunk> CumulativeScan(const ir::Instruction& op, const std::string& name) {
+    auto result = refs_.find(op.result());
+    if (result == refs_.end() || result->second.kind == ValueRef::Kind::kOther ||
+        refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
+      return nullptr;
+    }
+    return CumulativeScanThunk::Create(absl::StrCat("scan.", name, " (", op.Describe(), ")"), op,
+                                       refs_.at(op.operand(0)), result->second);
   }
 
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k
