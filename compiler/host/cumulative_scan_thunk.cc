@@ -109,8 +109,7 @@ class Lines {
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t real = std::min(kBlock, n - b * kBlock);
       // The sequence is padded with the init value to whole blocks.
-      Block(in, out, b * kBlock, real, kBlock - real, stride, w, lane_stride, acc,
-            totals + b * w);
+      Block(in, out, b * kBlock, real, kBlock - real, stride, w, lane_stride, acc, totals + b * w);
     }
     Scan(totals, totals, blocks, w, w, 1, totals + blocks * w);
     for (int64_t b = 0; b < blocks; ++b) {
@@ -130,8 +129,8 @@ class Lines {
  private:
   // Positions [lo, lo + real) followed by `pads` init values, scanned from the init value;
   // `totals` (when set) receives the block's fold: its last prefix or its first suffix.
-  void Block(const T* in, T* out, int64_t lo, int64_t real, int64_t pads, int64_t stride,
-             int64_t w, int64_t lane_stride, T* acc, T* totals) const {
+  void Block(const T* in, T* out, int64_t lo, int64_t real, int64_t pads, int64_t stride, int64_t w,
+             int64_t lane_stride, T* acc, T* totals) const {
     const int64_t end = lo + real;
     if (!reverse_) {
       for (int64_t l = 0; l < w; ++l) acc[l] = init_;
@@ -198,10 +197,9 @@ void ScanLines(const uint8_t* in, uint8_t* out, int64_t n, int64_t stride, int64
 }
 
 template <typename T>
-constexpr bool kScannedType =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, ir::BF16> ||
-    std::is_same_v<T, ir::F16> ||
-    (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kScannedType = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                              std::is_same_v<T, ir::BF16> || std::is_same_v<T, ir::F16> ||
+                              (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
 CumulativeScanThunk::LinesScanner ScannerFor(ir::ElementType type, Opcode op) {
   return ir::VisitElementType(type, [op](auto tag) -> CumulativeScanThunk::LinesScanner {
@@ -212,18 +210,27 @@ CumulativeScanThunk::LinesScanner ScannerFor(ir::ElementType type, Opcode op) {
       return nullptr;
     } else {
       switch (op) {
-        case Opcode::kAdd: return ScanLines<Opcode::kAdd, T>;
-        case Opcode::kMultiply: return ScanLines<Opcode::kMultiply, T>;
-        case Opcode::kMaximum: return ScanLines<Opcode::kMaximum, T>;
-        case Opcode::kMinimum: return ScanLines<Opcode::kMinimum, T>;
-        default: break;
+        case Opcode::kAdd:
+          return ScanLines<Opcode::kAdd, T>;
+        case Opcode::kMultiply:
+          return ScanLines<Opcode::kMultiply, T>;
+        case Opcode::kMaximum:
+          return ScanLines<Opcode::kMaximum, T>;
+        case Opcode::kMinimum:
+          return ScanLines<Opcode::kMinimum, T>;
+        default:
+          break;
       }
       if constexpr (eval::kIsInt<T>) {
         switch (op) {
-          case Opcode::kAnd: return ScanLines<Opcode::kAnd, T>;
-          case Opcode::kOr: return ScanLines<Opcode::kOr, T>;
-          case Opcode::kXor: return ScanLines<Opcode::kXor, T>;
-          default: break;
+          case Opcode::kAnd:
+            return ScanLines<Opcode::kAnd, T>;
+          case Opcode::kOr:
+            return ScanLines<Opcode::kOr, T>;
+          case Opcode::kXor:
+            return ScanLines<Opcode::kXor, T>;
+          default:
+            break;
         }
       }
       return nullptr;
@@ -277,9 +284,9 @@ absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
                   in.ToString());
   }
   const ir::Instruction* producer = inst.operand(1)->producer();
-  const ir::Attribute* value =
-      producer != nullptr && producer->opcode() == Opcode::kConstant ? producer->attribute("value")
-                                                                     : nullptr;
+  const ir::Attribute* value = producer != nullptr && producer->opcode() == Opcode::kConstant
+                                   ? producer->attribute("value")
+                                   : nullptr;
   if (value == nullptr || value->kind != ir::Attribute::Kind::kLiteral ||
       value->literal == nullptr || !(value->literal->shape() == init.shape())) {
     return refuse("its init value is not a constant");
@@ -293,8 +300,8 @@ absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
   plan.reverse = axis->reverse;
   // The evaluator scans only when combining the init value with itself gives it back.
   uint64_t twice = 0, scratch[kBlock] = {};  // ScratchElements(1, 1) elements
-  plan.scan(reinterpret_cast<const uint8_t*>(&plan.init), reinterpret_cast<uint8_t*>(&twice), 1,
-            1, 1, 1, reinterpret_cast<const uint8_t*>(&plan.init), plan.accumulator_first,
+  plan.scan(reinterpret_cast<const uint8_t*>(&plan.init), reinterpret_cast<uint8_t*>(&twice), 1, 1,
+            1, 1, reinterpret_cast<const uint8_t*>(&plan.init), plan.accumulator_first,
             plan.reverse, reinterpret_cast<uint8_t*>(scratch));
   if (std::memcmp(&twice, &plan.init, plan.element_bytes) != 0) {
     return refuse("its init value is not idempotent (the evaluator folds window by window)");
@@ -313,8 +320,10 @@ std::string CumulativeScanThunk::Refusal(const ir::Instruction& instruction) {
   return std::string(Analyze(instruction).status().message());
 }
 
-std::unique_ptr<CumulativeScanThunk> CumulativeScanThunk::Create(
-    std::string name, const ir::Instruction& instruction, ValueRef operand, ValueRef result) {
+std::unique_ptr<CumulativeScanThunk> CumulativeScanThunk::Create(std::string name,
+                                                                 const ir::Instruction& instruction,
+                                                                 ValueRef operand,
+                                                                 ValueRef result) {
   absl::StatusOr<Plan> plan = Analyze(instruction);
   if (!plan.ok()) return nullptr;
   std::unique_ptr<CumulativeScanThunk> thunk(

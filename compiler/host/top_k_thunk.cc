@@ -22,9 +22,7 @@ using ir::ElementType;
 // 64-bit integers become doubles (rounding makes ties, which go to the lower index as in the
 // evaluator) and u64 past INT64_MAX saturates first, as IntegerValues does.
 float FloatKey(float v) { return std::isnan(v) ? std::numeric_limits<float>::infinity() : v; }
-double DoubleKey(double v) {
-  return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
-}
+double DoubleKey(double v) { return std::isnan(v) ? std::numeric_limits<double>::infinity() : v; }
 
 struct F32Keys {
   using Elem = float;
@@ -128,29 +126,45 @@ void SelectRow(const uint8_t* row, int64_t n, int64_t k, void* scratch, uint8_t*
 
 TopKThunk::RowSelector SelectorFor(ElementType type) {
   switch (type) {
-    case ElementType::kF32: return SelectRow<F32Keys>;
-    case ElementType::kF64: return SelectRow<F64Keys>;
-    case ElementType::kBF16: return SelectRow<BF16Keys>;
-    case ElementType::kF16: return SelectRow<F16Keys>;
-    case ElementType::kS8: return SelectRow<IntKeys<int8_t>>;
-    case ElementType::kS16: return SelectRow<IntKeys<int16_t>>;
-    case ElementType::kS32: return SelectRow<IntKeys<int32_t>>;
-    case ElementType::kU8: return SelectRow<IntKeys<uint8_t>>;
-    case ElementType::kU16: return SelectRow<IntKeys<uint16_t>>;
-    case ElementType::kU32: return SelectRow<IntKeys<uint32_t>>;
-    case ElementType::kS64: return SelectRow<S64Keys>;
-    case ElementType::kU64: return SelectRow<U64Keys>;
-    default: return nullptr;
+    case ElementType::kF32:
+      return SelectRow<F32Keys>;
+    case ElementType::kF64:
+      return SelectRow<F64Keys>;
+    case ElementType::kBF16:
+      return SelectRow<BF16Keys>;
+    case ElementType::kF16:
+      return SelectRow<F16Keys>;
+    case ElementType::kS8:
+      return SelectRow<IntKeys<int8_t>>;
+    case ElementType::kS16:
+      return SelectRow<IntKeys<int16_t>>;
+    case ElementType::kS32:
+      return SelectRow<IntKeys<int32_t>>;
+    case ElementType::kU8:
+      return SelectRow<IntKeys<uint8_t>>;
+    case ElementType::kU16:
+      return SelectRow<IntKeys<uint16_t>>;
+    case ElementType::kU32:
+      return SelectRow<IntKeys<uint32_t>>;
+    case ElementType::kS64:
+      return SelectRow<S64Keys>;
+    case ElementType::kU64:
+      return SelectRow<U64Keys>;
+    default:
+      return nullptr;
   }
 }
 
 int IndexBytes(ElementType type) {
   switch (type) {
     case ElementType::kS32:
-    case ElementType::kU32: return 4;
+    case ElementType::kU32:
+      return 4;
     case ElementType::kS64:
-    case ElementType::kU64: return 8;
-    default: return 0;
+    case ElementType::kU64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -187,8 +201,7 @@ std::string TopKThunk::Refusal(const ir::Instruction& inst) {
 }
 
 std::unique_ptr<TopKThunk> TopKThunk::Create(std::string name, const ir::Instruction& inst,
-                                             ValueRef operand, ValueRef values,
-                                             ValueRef indices) {
+                                             ValueRef operand, ValueRef values, ValueRef indices) {
   if (!Refusal(inst).empty()) return nullptr;
   std::unique_ptr<TopKThunk> thunk(new TopKThunk(std::move(name), operand, values, indices));
   const ir::ValueType& x = inst.operand(0)->type();
@@ -214,8 +227,8 @@ absl::Status TopKThunk::Run(HostRunContext& context) const {
   const int64_t per_part = std::max<int64_t>(1, 65536 / n_);
   const int64_t parts = std::min<int64_t>((rows_ + per_part - 1) / per_part,
                                           4 * std::max<int64_t>(1, context.pool().size()));
-  const int64_t unread_bytes = k_ * (values == nullptr ? element_bytes_ : 0) +
-                               k_ * (indices == nullptr ? index_bytes_ : 0);
+  const int64_t unread_bytes =
+      k_ * (values == nullptr ? element_bytes_ : 0) + k_ * (indices == nullptr ? index_bytes_ : 0);
   // (Rounded up so that every part's working array stays aligned for its entries.)
   const int64_t part_bytes = (scratch_bytes_per_row_ + unread_bytes + 63) / 64 * 64;
   ScratchMemory memory;

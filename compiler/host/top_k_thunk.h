@@ -32,7 +32,9 @@ class TopKThunk final : public HostThunk {
 
  private:
   TopKThunk(std::string name, ValueRef operand, ValueRef values, ValueRef indices)
-      : HostThunk(Kind::kKernel, std::move(name)), operand_(operand), values_(values),
+      : HostThunk(Kind::kKernel, std::move(name)),
+        operand_(operand),
+        values_(values),
         indices_(indices) {}
 
   ValueRef operand_, values_, indices_;

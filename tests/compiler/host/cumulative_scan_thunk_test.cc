@@ -18,16 +18,8 @@ namespace ember::host {
 namespace {
 
 using ir::ElementType;
-using testing::CompareResults;
-using testing::MixedArray;
-using testing::NativeRun;
-using testing::RunBothBackends;
+using namespace testing;  // NOLINT: the shared differential helpers
 namespace ti = codegen::test_inputs;
-
-std::string Tensor(const std::vector<int64_t>& dims, const char* type) {
-  if (dims.empty()) return absl::StrCat("tensor<", type, ">");
-  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
-}
 
 // The identity of `op` over `type` as an MLIR literal (the init value jnp's scans use).
 std::string InitFor(ElementType type, const std::string& op) {
@@ -37,14 +29,19 @@ std::string InitFor(ElementType type, const std::string& op) {
   const int w = ti::Width(type);
   if (op == "add" || op == "or" || op == "xor") return is_float ? "0.0" : "0";
   if (op == "multiply") return is_float ? "1.0" : "1";
-  if (op == "and") return is_signed ? "-1" : absl::StrCat(w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1);
+  if (op == "and")
+    return is_signed ? "-1" : absl::StrCat(w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1);
   const bool max = op == "maximum";
   if (is_float) {
     switch (type) {
-      case ElementType::kBF16: return max ? "0xFF80" : "0x7F80";
-      case ElementType::kF16: return max ? "0xFC00" : "0x7C00";
-      case ElementType::kF32: return max ? "0xFF800000" : "0x7F800000";
-      default: return max ? "0xFFF0000000000000" : "0x7FF0000000000000";
+      case ElementType::kBF16:
+        return max ? "0xFF80" : "0x7F80";
+      case ElementType::kF16:
+        return max ? "0xFC00" : "0x7C00";
+      case ElementType::kF32:
+        return max ? "0xFF800000" : "0x7F800000";
+      default:
+        return max ? "0xFFF0000000000000" : "0x7FF0000000000000";
     }
   }
   if (is_signed) {
@@ -56,8 +53,8 @@ std::string InitFor(ElementType type, const std::string& op) {
 
 struct Scan {
   int64_t axis;
-  bool reverse;   // suffixes
-  bool swapped;   // the body computes op(x, acc)
+  bool reverse;  // suffixes
+  bool swapped;  // the body computes op(x, acc)
 };
 
 // `%rN = reduce_window(%x, %init)` scanning `s.axis` of `dims`.
@@ -72,24 +69,24 @@ std::string ScanOp(int index, const std::vector<int64_t>& dims, const Scan& s, c
     pads.push_back(absl::StrCat("[", here && !s.reverse ? n - 1 : 0, ", ",
                                 here && s.reverse ? n - 1 : 0, "]"));
   }
-  const std::string scalar = Tensor({}, type);
+  const std::string scalar = TensorType({}, type);
   return absl::StrCat(
       "  %r", index, " = \"stablehlo.reduce_window\"(", operand, ", %init) ({\n",
       "  ^bb0(%a: ", scalar, ", %b: ", scalar, "):\n", "    %s = stablehlo.", op, " ",
       s.swapped ? "%b, %a" : "%a, %b", " : ", scalar, "\n", "    stablehlo.return %s : ", scalar,
       "\n  }) {window_dimensions = array<i64: ", absl::StrJoin(window, ", "),
       ">, padding = dense<[", absl::StrJoin(pads, ", "), "]> : tensor<", dims.size(),
-      "x2xi64>} : (", Tensor(dims, type), ", ", scalar, ") -> ", Tensor(dims, type), "\n");
+      "x2xi64>} : (", TensorType(dims, type), ", ", scalar, ") -> ", TensorType(dims, type), "\n");
 }
 
 // One program of `scans` over %x, all returned.
 std::string ScanProgram(const std::vector<int64_t>& dims, const std::vector<Scan>& scans,
                         const char* op, ElementType type, const std::string& init) {
   const char* t = ti::Mlir(type);
-  const std::string x = Tensor(dims, t);
+  const std::string x = TensorType(dims, t);
   std::vector<std::string> names, types;
-  std::string body = absl::StrCat("  %init = stablehlo.constant dense<", init, "> : ",
-                                  Tensor({}, t), "\n");
+  std::string body =
+      absl::StrCat("  %init = stablehlo.constant dense<", init, "> : ", TensorType({}, t), "\n");
   for (size_t i = 0; i < scans.size(); ++i) {
     absl::StrAppend(&body, ScanOp(static_cast<int>(i), dims, scans[i], op, t, "%x"));
     names.push_back(absl::StrCat("%r", i));
@@ -122,8 +119,8 @@ TEST(CumulativeScanThunkTest, EveryTypeAndBodyMatchesTheEvaluator) {
     if (!ir::IsFloat(info.type)) ops.insert(ops.end(), {"and", "or", "xor"});
     for (const char* op : ops) {
       SCOPED_TRACE(absl::StrCat(info.mlir, " ", op));
-      ExpectNative(ScanProgram(dims, scans, op, info.type, InitFor(info.type, op)), info.type,
-                   dims, seed++);
+      ExpectNative(ScanProgram(dims, scans, op, info.type, InitFor(info.type, op)), info.type, dims,
+                   seed++);
     }
   }
 }
@@ -136,8 +133,8 @@ TEST(CumulativeScanThunkTest, LengthsAxesAndLaneGroups) {
   // Within one block, exactly one, one past, three levels of blocks (5000: 313 blocks of 16,
   // then 20, then 2); rows fewer and more than a lane group; columns of a middle axis wider
   // than a lane group.
-  const Case cases[] = {{{1}, 0},       {{5}, 0},        {{16}, 0},      {{17}, 0},
-                        {{300}, 0},     {{3, 5000}, 1},  {{20, 33}, 1},  {{70, 5}, 0},
+  const Case cases[] = {{{1}, 0},         {{5}, 0},       {{16}, 0},     {{17}, 0},
+                        {{300}, 0},       {{3, 5000}, 1}, {{20, 33}, 1}, {{70, 5}, 0},
                         {{2, 40, 70}, 1}, {{2, 3, 4}, 2}, {{9, 1}, 1}};
   const struct {
     ElementType type;
@@ -183,8 +180,7 @@ func.func @main(%x: tensor<64x300xf32>) -> tensor<64x300xf32> {
 
 TEST(CumulativeScanThunkTest, AnInitTheBodyChangesStaysOnTheEvaluatorWithTheReason) {
   const std::vector<int64_t> dims = {4, 100};
-  const std::string text =
-      ScanProgram(dims, {{1, false, false}}, "add", ElementType::kF32, "1.0");
+  const std::string text = ScanProgram(dims, {{1, false, false}}, "add", ElementType::kF32, "1.0");
   std::mt19937_64 rng(5);
   NativeRun run = RunBothBackends(text, MixedArray(ElementType::kF32, dims, rng));
   EXPECT_EQ(CompareResults(run), 0);

@@ -14,12 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/passes/pass.h"
 #include "tests/compiler/codegen/differential_inputs.h"
 #include "tests/compiler/host/host_test_util.h"
 #include "tests/compiler/parse_module.h"
 
 namespace ember::host::testing {
+
+// "tensor<2x3xf32>" ("tensor<f32>" for a scalar).
+inline std::string TensorType(const std::vector<int64_t>& dims, const char* type) {
+  if (dims.empty()) return absl::StrCat("tensor<", type, ">");
+  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
+}
 
 // An array of `dims` whose elements are, in about equal shares, special values of the type,
 // random bit patterns, and small integers in [-4, 4] (many ties); without `specials`, finite
@@ -44,7 +52,9 @@ inline ir::Literal MixedArray(ir::ElementType type, const std::vector<int64_t>& 
       const double v = fraction ? std::uniform_real_distribution<double>(-4, 4)(rng)
                                 : static_cast<double>(static_cast<int64_t>(rng() % 9) - 4);
       switch (type) {
-        case ir::ElementType::kF64: std::memcpy(&bits, &v, 8); break;
+        case ir::ElementType::kF64:
+          std::memcpy(&bits, &v, 8);
+          break;
         case ir::ElementType::kF32: {
           const float f = static_cast<float>(v);
           uint32_t b;
@@ -52,9 +62,15 @@ inline ir::Literal MixedArray(ir::ElementType type, const std::vector<int64_t>& 
           bits = b;
           break;
         }
-        case ir::ElementType::kBF16: bits = ir::BF16::FromDouble(v).bits; break;
-        case ir::ElementType::kF16: bits = ir::F16::FromDouble(v).bits; break;
-        default: bits = static_cast<uint64_t>(static_cast<int64_t>(v)) & mask; break;
+        case ir::ElementType::kBF16:
+          bits = ir::BF16::FromDouble(v).bits;
+          break;
+        case ir::ElementType::kF16:
+          bits = ir::F16::FromDouble(v).bits;
+          break;
+        default:
+          bits = static_cast<uint64_t>(static_cast<int64_t>(v)) & mask;
+          break;
       }
     }
     std::memcpy(lit.mutable_bytes().data() + i * bytes, &bits, bytes);

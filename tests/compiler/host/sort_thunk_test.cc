@@ -18,15 +18,8 @@ namespace ember::host {
 namespace {
 
 using ir::ElementType;
-using testing::CompareResults;
-using testing::MixedArray;
-using testing::NativeRun;
-using testing::RunBothBackends;
+using namespace testing;  // NOLINT: the shared differential helpers
 namespace ti = codegen::test_inputs;
-
-std::string Tensor(const std::vector<int64_t>& dims, const char* type) {
-  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
-}
 
 struct TopKSort {
   std::vector<int64_t> dims;
@@ -40,8 +33,8 @@ struct TopKSort {
 // sort(x, iota) along c.dimension with one compare of the keys, then a slice of each result.
 std::string TopKProgram(const TopKSort& c, ElementType type) {
   const char* t = ti::Mlir(type);
-  const char* order = c.order != nullptr            ? c.order
-                      : ir::IsFloat(type)           ? "TOTALORDER"
+  const char* order = c.order != nullptr                                      ? c.order
+                      : ir::IsFloat(type)                                     ? "TOTALORDER"
                       : type == ElementType::kU8 || type == ElementType::kU32 ? "UNSIGNED"
                                                                               : "SIGNED";
   auto slice = [&](const char* value, const char* elem, int64_t start, int64_t k) {
@@ -52,24 +45,25 @@ std::string TopKProgram(const TopKSort& c, ElementType type) {
       ranges.push_back(here ? absl::StrCat(start, ":", start + k) : absl::StrCat("0:", c.dims[d]));
       if (here) out[d] = k;
     }
-    return std::make_pair(absl::StrCat("stablehlo.slice ", value, " [", absl::StrJoin(ranges, ", "),
-                                       "] : (", Tensor(c.dims, elem), ") -> ", Tensor(out, elem)),
-                          Tensor(out, elem));
+    return std::make_pair(
+        absl::StrCat("stablehlo.slice ", value, " [", absl::StrJoin(ranges, ", "), "] : (",
+                     TensorType(c.dims, elem), ") -> ", TensorType(out, elem)),
+        TensorType(out, elem));
   };
   const auto [values, values_type] = slice("%s#0", t, c.start, c.k_values);
   const auto [indices, indices_type] = slice("%s#1", "i32", 0, c.k_indices);
-  const std::string x = Tensor(c.dims, t), i = Tensor(c.dims, "i32");
+  const std::string x = TensorType(c.dims, t), i = TensorType(c.dims, "i32");
   const std::string scalar = absl::StrCat("tensor<", t, ">");
-  return absl::StrCat(
-      "func.func @main(%x: ", x, ") -> (", values_type, ", ", indices_type, ") {\n",
-      "  %i = stablehlo.iota dim = ", c.dimension, " : ", i, "\n",
-      "  %s:2 = \"stablehlo.sort\"(%x, %i) ({\n",
-      "  ^bb0(%a: ", scalar, ", %b: ", scalar, ", %ia: tensor<i32>, %ib: tensor<i32>):\n",
-      "    %c = stablehlo.compare ", c.direction, ", %a, %b, ", order, " : (", scalar, ", ",
-      scalar, ") -> tensor<i1>\n", "    stablehlo.return %c : tensor<i1>\n",
-      "  }) {dimension = ", c.dimension, " : i64, is_stable = true} : (", x, ", ", i, ") -> (", x,
-      ", ", i, ")\n", "  %v = ", values, "\n", "  %j = ", indices, "\n",
-      "  return %v, %j : ", values_type, ", ", indices_type, "\n}\n");
+  return absl::StrCat("func.func @main(%x: ", x, ") -> (", values_type, ", ", indices_type, ") {\n",
+                      "  %i = stablehlo.iota dim = ", c.dimension, " : ", i, "\n",
+                      "  %s:2 = \"stablehlo.sort\"(%x, %i) ({\n", "  ^bb0(%a: ", scalar,
+                      ", %b: ", scalar, ", %ia: tensor<i32>, %ib: tensor<i32>):\n",
+                      "    %c = stablehlo.compare ", c.direction, ", %a, %b, ", order, " : (",
+                      scalar, ", ", scalar, ") -> tensor<i1>\n",
+                      "    stablehlo.return %c : tensor<i1>\n", "  }) {dimension = ", c.dimension,
+                      " : i64, is_stable = true} : (", x, ", ", i, ") -> (", x, ", ", i, ")\n",
+                      "  %v = ", values, "\n", "  %j = ", indices, "\n",
+                      "  return %v, %j : ", values_type, ", ", indices_type, "\n}\n");
 }
 
 // Expected to stay on the evaluator: the comparator emitter does not take f16 in total order
@@ -94,7 +88,7 @@ void ExpectSame(const TopKSort& c, ElementType type, uint64_t seed, bool partial
 
 TEST(SortThunkTest, TopKAsSortAndSlicesSelectsTheEvaluatorsFirstPositions) {
   const ElementType types[] = {ElementType::kF32, ElementType::kBF16, ElementType::kF16,
-                               ElementType::kF64, ElementType::kS32, ElementType::kU8};
+                               ElementType::kF64, ElementType::kS32,  ElementType::kU8};
   uint64_t seed = 1;
   for (ElementType type : types) {
     for (int64_t k : {0, 1, 8, 75}) {
@@ -102,8 +96,8 @@ TEST(SortThunkTest, TopKAsSortAndSlicesSelectsTheEvaluatorsFirstPositions) {
       ExpectSame({{13, 300}, 1, k, k}, type, seed++, /*partial=*/true);
     }
     SCOPED_TRACE(ti::Mlir(type));
-    ExpectSame({{13, 300}, 1, 300, 300}, type, seed++, /*partial=*/false);  // k = n
-    ExpectSame({{200, 3}, 0, 5, 9}, type, seed++, /*partial=*/true);        // first dimension
+    ExpectSame({{13, 300}, 1, 300, 300}, type, seed++, /*partial=*/false);    // k = n
+    ExpectSame({{200, 3}, 0, 5, 9}, type, seed++, /*partial=*/true);          // first dimension
     ExpectSame({{9, 64}, 1, 3, 7, 0, "LT"}, type, seed++, /*partial=*/true);  // ascending
   }
 }

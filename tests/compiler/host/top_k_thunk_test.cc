@@ -18,25 +18,20 @@
 namespace ember::host {
 namespace {
 
-using testing::CompareResults;
-using testing::MixedArray;
-using testing::NativeRun;
-using testing::RunBothBackends;
+using namespace testing;  // NOLINT: the shared differential helpers
 namespace ti = codegen::test_inputs;
-
-std::string Tensor(const std::vector<int64_t>& dims, const char* type) {
-  if (dims.empty()) return absl::StrCat("tensor<", type, ">");
-  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
-}
 
 // `%r:2 = chlo.top_k(%x, k)`, returning the values, the indices, or both.
 std::string TopKProgram(const std::vector<int64_t>& dims, int64_t k, const char* type,
                         const char* index_type, const std::string& returned) {
   std::vector<int64_t> out = dims;
   out.back() = k;
-  const std::string x = Tensor(dims, type), v = Tensor(out, type), i = Tensor(out, index_type);
+  const std::string x = TensorType(dims, type), v = TensorType(out, type),
+                    i = TensorType(out, index_type);
   std::string results = returned == "values" ? v : returned == "indices" ? i : v + ", " + i;
-  std::string values = returned == "values" ? "%r#0" : returned == "indices" ? "%r#1" : "%r#0, %r#1";
+  std::string values = returned == "values"    ? "%r#0"
+                       : returned == "indices" ? "%r#1"
+                                               : "%r#0, %r#1";
   return absl::StrCat("func.func @main(%x: ", x, ") -> (", results, ") {\n",
                       "  %r:2 = chlo.top_k(%x, k = ", k, ") : ", x, " -> (", v, ", ", i, ")\n",
                       "  return ", values, " : ", results, "\n}\n");
@@ -48,7 +43,7 @@ struct Shape {
 };
 
 TEST(TopKThunkTest, EveryTypeAndShapeMatchesTheEvaluator) {
-  const Shape shapes[] = {{{1}, 1},      {{5, 17}, 1},    {{5, 17}, 17},  {{3, 40}, 5},
+  const Shape shapes[] = {{{1}, 1},      {{5, 17}, 1},    {{5, 17}, 17},    {{3, 40}, 5},
                           {{4, 300}, 8}, {{4, 300}, 120}, {{2, 3, 50}, 20}, {{7, 1}, 1},
                           {{6, 64}, 0},  {{3, 33}, 8}};
   uint64_t seed = 1;
