@@ -112,13 +112,18 @@ absl::Status SortThunk::Run(HostRunContext& context) const {
   const int64_t parts = std::min<int64_t>((lines_ + per_part - 1) / per_part,
                                           4 * std::max<int64_t>(1, context.pool().size()));
   ScratchMemory memory;
-  const uint64_t bytes = static_cast<uint64_t>(parts) * 2 * length_ * sizeof(int64_t);
+  // (A third array for the keys when the comparator's order is a plain key compare.)
+  const int64_t arrays_per_part = key_order_.has_value() ? 3 : 2;
+  const uint64_t bytes =
+      static_cast<uint64_t>(parts) * arrays_per_part * length_ * sizeof(int64_t);
   EMBER_ASSIGN_OR_RETURN(void* arrays, memory.Allocate(bytes, name()));
   // Part `part` sorts its share of the lines.
   auto sort_part = [&](int64_t part) {
-    int64_t* arrays_of_part = static_cast<int64_t*>(arrays) + part * 2 * length_;
+    int64_t* arrays_of_part = static_cast<int64_t*>(arrays) + part * arrays_per_part * length_;
     std::span<int64_t> order(arrays_of_part, length_);
     std::span<int64_t> scratch(arrays_of_part + length_, length_);
+    std::span<int64_t> keys(key_order_.has_value() ? arrays_of_part + 2 * length_ : nullptr,
+                            key_order_.has_value() ? length_ : 0);
     uint8_t less_byte = 0;
     void* less_out[] = {&less_byte};
     const int64_t first = lines_ * part / parts, last = lines_ * (part + 1) / parts;
@@ -129,23 +134,27 @@ absl::Status SortThunk::Run(HostRunContext& context) const {
         comparator_.fn(in.data(), less_out, base + a * step_, base + b * step_);
         return less_byte != 0;
       };
-      if (prefix_ < length_ && key_order_.has_value() &&
-          FillKeys(key_order_->type, static_cast<const uint8_t*>(in[0]), base, step_, length_,
-                   scratch.data())) {
-        // The comparator's order on native keys, without a call per comparison.
-        const int64_t* keys = scratch.data();
-        if (key_order_->descending) {
-          SelectPrefix(order.data(), length_, prefix_,
-                       [keys](int64_t a, int64_t b) { return keys[a] > keys[b]; });
+      // The first prefix_ positions: selected, or the whole line merge sorted.
+      auto order_line = [&](const auto& before) {
+        if (prefix_ < length_) {
+          SelectPrefix(order.data(), length_, prefix_, before);
         } else {
-          SelectPrefix(order.data(), length_, prefix_,
-                       [keys](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+          for (int64_t k = 0; k < length_; ++k) order[k] = k;
+          eval::MergeSort(order, scratch, 0, order.size(), before);
         }
-      } else if (prefix_ < length_) {
-        SelectPrefix(order.data(), length_, prefix_, less);
+      };
+      if (keys.data() != nullptr &&
+          FillKeys(key_order_->type, static_cast<const uint8_t*>(in[0]), base, step_, length_,
+                   keys.data())) {
+        // The comparator's order on native keys, without a call per comparison.
+        const int64_t* key = keys.data();
+        if (key_order_->descending) {
+          order_line([key](int64_t a, int64_t b) { return key[a] > key[b]; });
+        } else {
+          order_line([key](int64_t a, int64_t b) { return key[a] < key[b]; });
+        }
       } else {
-        for (int64_t k = 0; k < length_; ++k) order[k] = k;
-        eval::MergeSort(order, scratch, 0, order.size(), less);
+        order_line(less);
       }
       for (size_t i = 0; i < in.size(); ++i) {
         if (out[i] == nullptr) continue;  // a result nothing reads

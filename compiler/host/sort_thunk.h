@@ -5,7 +5,8 @@
 // positions of each line are read (lax.top_k arrives as a sort followed by slices of its first k)
 // and the comparator is a strict weak order, the line's `prefix` first elements are selected
 // with a bounded heap instead (ties to the lower index, as the stable sort puts them) and only
-// those are written.
+// those are written. A comparator that is one LT/GT compare of the first operand's elements
+// (integers, floats in total order) is not called at all: lines are ordered on native keys.
 #ifndef EMBER_COMPILER_HOST_SORT_THUNK_H_
 #define EMBER_COMPILER_HOST_SORT_THUNK_H_
 
@@ -20,7 +21,7 @@
 namespace ember::host {
 
 // A comparator that is one LT/GT compare of the first operand's elements, integers or floats in
-// total order: the prefix selection then orders native keys instead of calling it.
+// total order: lines are then ordered on native keys instead of calling it.
 struct SortKeyOrder {
   ir::ElementType type = ir::ElementType::kInvalid;
   bool descending = false;  // a before b when a's key is larger
