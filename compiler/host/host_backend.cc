@@ -854,8 +854,14 @@ class HostCompilation {
         refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
       return nullptr;
     }
-    return CumulativeScanThunk::Create(absl::StrCat("scan.", name, " (", op.Describe(), ")"), op,
-                                       refs_.at(op.operand(0)), result->second);
+    std::unique_ptr<HostThunk> scan = CumulativeScanThunk::Create(
+        absl::StrCat("scan.", name, " (", op.Describe(), ")"), op, refs_.at(op.operand(0)),
+        result->second);
+    if (scan != nullptr) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(),
+                      "): a cumulative window, scanned natively in XLA's order\n");
+    }
+    return scan;
   }
 
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k
