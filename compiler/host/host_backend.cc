@@ -1,6 +1,7 @@
 #include "compiler/host/host_backend.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -16,7 +17,9 @@
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
+#include "compiler/host/top_k_thunk.h"
 #include "compiler/host/while_thunk.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/cost_analysis.h"
@@ -173,6 +176,74 @@ bool IsCheapLaunch(const ir::Computation& entry) {
     }
   }
   return true;
+}
+
+// The order of `comparator` when it is one compare of the first operand's two elements, LT or
+// GT, over integers or in total order over floats: a strict weak order, so a partial selection
+// gives the stable sort's first positions, on native keys.
+std::optional<SortKeyOrder> SimpleSortOrder(const ir::Computation& comparator) {
+  if (comparator.parameters().size() < 2 || comparator.instructions().size() != 2) {
+    return std::nullopt;
+  }
+  const ir::Instruction& compare = *comparator.instructions()[0];
+  const ir::Instruction& ret = *comparator.instructions()[1];
+  if (compare.opcode() != ir::Opcode::kCompare || ret.opcode() != ir::Opcode::kReturn ||
+      ret.operands().size() != 1 || ret.operand(0) != compare.result() ||
+      compare.operands().size() != 2) {
+    return std::nullopt;
+  }
+  const ir::Value* a = comparator.parameter(0);
+  const ir::Value* b = comparator.parameter(1);
+  const bool swapped = compare.operand(0) == b && compare.operand(1) == a;
+  if (!swapped && !(compare.operand(0) == a && compare.operand(1) == b)) return std::nullopt;
+  const ir::Attribute* direction = compare.attribute("comparison_direction");
+  if (direction == nullptr || direction->kind != ir::Attribute::Kind::kString ||
+      (direction->s != "LT" && direction->s != "GT")) {
+    return std::nullopt;
+  }
+  const ir::ElementType type = a->type().element_type();
+  const ir::Attribute* order = compare.attribute("compare_type");
+  const bool total_order = ir::IsFloat(type) && !ir::IsComplex(type) && order != nullptr &&
+                           order->kind == ir::Attribute::Kind::kString &&
+                           order->s == "TOTALORDER";
+  const bool integer_order =
+      ir::IsInteger(type) &&
+      (order == nullptr ||
+       (order->kind == ir::Attribute::Kind::kString &&
+        order->s == (ir::IsSignedInteger(type) ? "SIGNED" : "UNSIGNED")));
+  if (!integer_order && !total_order) return std::nullopt;
+  // less(x, y) = x > y (GT), or y > x with the operands swapped.
+  return SortKeyOrder{type, (direction->s == "GT") != swapped};
+}
+
+// How many leading positions of each line along `dimension` the rest of `entry` reads of the
+// results of `sort`: the largest k when every use is a slice of the first k (lax.top_k's
+// lowering), else the whole dimension.
+int64_t SortPrefixRead(const ir::Instruction& sort, const ir::Computation& entry,
+                       int64_t dimension) {
+  const int64_t length = sort.operand(0)->type().dims()[dimension];
+  int64_t prefix = 0;
+  for (const auto& inst : entry.instructions()) {
+    bool uses = false;
+    for (const ir::Value* v : inst->operands()) {
+      for (size_t r = 0; r < sort.num_results(); ++r) uses = uses || v == sort.result(r);
+    }
+    if (!uses) continue;
+    if (inst->opcode() != ir::Opcode::kSlice) return length;
+    const ir::Attribute* start = inst->attribute("start_indices");
+    const ir::Attribute* limit = inst->attribute("limit_indices");
+    const ir::Attribute* strides = inst->attribute("strides");
+    const size_t d = static_cast<size_t>(dimension);
+    if (start == nullptr || limit == nullptr || start->kind != ir::Attribute::Kind::kInts ||
+        limit->kind != ir::Attribute::Kind::kInts || start->ints.size() <= d ||
+        limit->ints.size() <= d || start->ints[d] != 0 ||
+        (strides != nullptr && (strides->kind != ir::Attribute::Kind::kInts ||
+                                strides->ints.size() <= d || strides->ints[d] != 1))) {
+      return length;
+    }
+    prefix = std::max(prefix, limit->ints[d]);
+  }
+  return std::min(prefix, length);
 }
 
 // A launch's name on traces: the program's (jit_step), as XLA names its launches.
@@ -412,6 +483,23 @@ class HostCompilation {
         }
       }
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kReduceWindow) {
+        if (std::unique_ptr<HostThunk> scan = CumulativeScan(*kernel.root(), name);
+            scan != nullptr) {
+          thunks.push_back(std::move(scan));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.root()->opcode() == ir::Opcode::kCustomCall) {
+        if (std::unique_ptr<HostThunk> top_k = TopK(*kernel.root(), name); top_k != nullptr) {
+          thunks.push_back(std::move(top_k));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
           kernel.root()->opcode() == ir::Opcode::kWhile) {
         EMBER_ASSIGN_OR_RETURN(std::unique_ptr<HostThunk> loop, CompileWhile(*kernel.root(), name));
         if (loop != nullptr) {
@@ -512,10 +600,14 @@ class HostCompilation {
     };
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
-      // A windowed op the code generator leaves to the evaluator says why.
+      // A windowed op the code generator leaves to the evaluator says why (cumulative windows
+      // the host's scan takes run natively instead, see Build).
       if (std::string why = codegen::WindowOpRefusal(*kernel.root()); !why.empty()) {
-        absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
-                        kernel.root()->Describe(), "): the evaluator runs it: ", why, "\n");
+        if (std::string scan = CumulativeScanThunk::Refusal(*kernel.root()); !scan.empty()) {
+          absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
+                          kernel.root()->Describe(), "): the evaluator runs it: ", why,
+                          "; the host scan: ", scan, "\n");
+        }
       }
       // A kernel over a few elements, run once per launch, costs more to compile than the chunked
       // kernel's overhead: it stays chunked (not in loop bodies, which run it every iteration).
@@ -736,10 +828,67 @@ class HostCompilation {
     const ir::Attribute* d = sort.attribute("dimension");
     int64_t dimension = d != nullptr && d->kind == ir::Attribute::Kind::kInt ? d->i : -1;
     if (dimension < 0) dimension += rank;
+    int64_t prefix = -1;
+    const std::optional<SortKeyOrder> order = SimpleSortOrder(*sort.regions()[0]);
+    if (order.has_value()) {
+      prefix = SortPrefixRead(sort, entry_, dimension);
+      if (prefix * 4 <= dims[dimension]) {
+        absl::StrAppend(&nested_reports_, name, " (", sort.Describe(),
+                        "): a partial sort, the first ", prefix, " of each ", dims[dimension],
+                        " selected\n");
+      }
+    }
     return std::make_unique<SortThunk>(absl::StrCat("llvm_sort.", name, " (", sort.Describe(), ")"),
                                        std::move(comparator),
                                        std::move(operands), std::move(results), dims,
-                                       dimension);
+                                       dimension, prefix, order);
+  }
+
+  // A cumulative reduce_window scanned natively in the evaluator's order (CumulativeScanThunk);
+  // null when that does not take it (the evaluator's op table runs it, and the cost report
+  // says why the code generator did not).
+  std::unique_ptr<HostThunk> CumulativeScan(const ir::Instruction& op, const std::string& name) {
+    auto result = refs_.find(op.result());
+    if (result == refs_.end() || result->second.kind == ValueRef::Kind::kOther ||
+        refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
+      return nullptr;
+    }
+    std::unique_ptr<HostThunk> scan = CumulativeScanThunk::Create(
+        absl::StrCat("scan.", name, " (", op.Describe(), ")"), op, refs_.at(op.operand(0)),
+        result->second);
+    if (scan != nullptr) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(),
+                      "): a cumulative window, scanned natively in XLA's order\n");
+    }
+    return scan;
+  }
+
+  // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k
+  // it does not take, with the reason in the cost report (the evaluator's op table runs it).
+  std::unique_ptr<HostThunk> TopK(const ir::Instruction& op, const std::string& name) {
+    const ir::Attribute* target = op.attribute("call_target_name");
+    if (target == nullptr || target->kind != ir::Attribute::Kind::kString ||
+        target->s != "chlo.top_k") {
+      return nullptr;
+    }
+    std::string why = TopKThunk::Refusal(op);
+    if (why.empty() && refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
+      why = "its operand has no buffer";
+    }
+    if (!why.empty()) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(), "): the evaluator runs it: ",
+                      why, "\n");
+      return nullptr;
+    }
+    ValueRef results[2];
+    for (size_t r = 0; r < 2; ++r) {
+      auto to = refs_.find(op.result(r));
+      results[r].kind = ValueRef::Kind::kOther;  // a result nothing reads
+      results[r].value = op.result(r);
+      if (to != refs_.end()) results[r] = to->second;
+    }
+    return TopKThunk::Create(absl::StrCat("top_k.", name, " (", op.Describe(), ")"), op,
+                             refs_.at(op.operand(0)), results[0], results[1]);
   }
 
   // A kernel of the region reduce emitter (folding with `reduce`) runs its output elements in
