@@ -58,20 +58,21 @@ absl::Status HostStream::EnqueueHostCallback(absl::AnyInvocable<absl::Status() &
   return absl::OkStatus();
 }
 
-bool HostStream::TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) {
+bool HostStream::RunCallbackNow(absl::AnyInvocable<absl::Status() &&>& fn, bool nested) {
   if (fn == nullptr) return false;
   absl::Status status;
-  const bool ran = worker_.TryRunInline([&] { status = std::move(fn)(); });
+  auto run = [&] { status = std::move(fn)(); };
+  const bool ran = nested ? worker_.RunNested(run) : worker_.TryRunInline(run);
   if (ran && !status.ok()) RecordError(status);
   return ran;
 }
 
+bool HostStream::TryRunHostCallbackInline(absl::AnyInvocable<absl::Status() &&>& fn) {
+  return RunCallbackNow(fn, /*nested=*/false);
+}
+
 bool HostStream::TryRunNestedHostCallback(absl::AnyInvocable<absl::Status() &&>& fn) {
-  if (fn == nullptr) return false;
-  absl::Status status;
-  const bool ran = worker_.RunNested([&] { status = std::move(fn)(); });
-  if (ran && !status.ok()) RecordError(status);
-  return ran;
+  return RunCallbackNow(fn, /*nested=*/true);
 }
 
 absl::StatusOr<std::shared_ptr<Event>> HostStream::RecordEvent() {

@@ -34,6 +34,9 @@ class HostStream final : public Stream {
 
  private:
   void RecordError(const absl::Status& error);
+  // Runs `fn` now on this thread, inline (TryRunInline) or nested in the running task
+  // (RunNested); its error poisons the stream as a queued callback's would.
+  bool RunCallbackNow(absl::AnyInvocable<absl::Status() &&>& fn, bool nested);
 
   const std::string name_;
   mutable absl::Mutex mu_;

@@ -28,15 +28,14 @@ def test_queued_launches_hold_bounded_memory(ember_devices):
     assert after["peak_bytes_in_use"] <= max(before["peak_bytes_in_use"], bound), (before, after)
 
 
-def test_waiting_caller_lets_queued_callbacks_run(ember_devices):
-    # Twice the limit of launches whose host callbacks run Python (and execute a program on
-    # another device): the caller waits for a slot at the 33rd while the first ones need the
-    # interpreter to finish.
-    device, other = ember_devices[-1], ember_devices[-2]
+def _launches_with_callbacks_executing_on(device, callback_device):
+    """Twice the limit of launches on `device` whose host callbacks run Python and execute a
+    program on `callback_device`; the caller waits for a slot at the 33rd while the first ones
+    need the interpreter to finish."""
     inner = jax.jit(lambda v: v + 1.0)
 
     def host(v):
-        return np.asarray(inner(jax.device_put(v, other)))
+        return np.asarray(inner(jax.device_put(v, callback_device)))
 
     def outer(v):
         return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 3.0
@@ -46,22 +45,13 @@ def test_waiting_caller_lets_queued_callbacks_run(ember_devices):
     outs = [f(v) for _ in range(2 * LIMIT)]
     for out in outs:
         np.testing.assert_array_equal(np.asarray(out), (np.arange(8, dtype=np.float32) + 1) * 3)
+
+
+def test_waiting_caller_lets_queued_callbacks_run(ember_devices):
+    _launches_with_callbacks_executing_on(ember_devices[-1], ember_devices[-2])
 
 
 def test_callback_executing_on_its_own_device_runs_nested(ember_devices):
-    device = ember_devices[-1]
-    inner = jax.jit(lambda v: v + 1.0)
-
-    def host(v):
-        # On the device's stream, inside a launch, with the launches dispatched after it queued
-        # behind it.
-        return np.asarray(inner(jax.device_put(v, device)))
-
-    def outer(v):
-        return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 3.0
-
-    f = jax.jit(outer)
-    v = jax.device_put(jnp.arange(8, dtype=jnp.float32), device)
-    outs = [f(v) for _ in range(2 * LIMIT)]
-    for out in outs:
-        np.testing.assert_array_equal(np.asarray(out), (np.arange(8, dtype=np.float32) + 1) * 3)
+    # The callback runs on the device's stream, inside a launch, with the launches dispatched
+    # after it queued behind it.
+    _launches_with_callbacks_executing_on(ember_devices[-1], ember_devices[-1])
