@@ -88,13 +88,6 @@ class LayoutScratch {
   }
 };
 
-// Copies `n` elements: a loop the compiler inlines rather than a library call, for the few
-// input features of a window position (3 for an RGB image's first convolution).
-template <typename T>
-inline void CopyFeatures(T* dst, const T* src, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ConvKernel>> ConvKernel::Create(const ir::Instruction& inst) {
@@ -329,7 +322,7 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
                 at += c * x_stride[j + 1];
               }
               if (inside) {
-                CopyFeatures(dst, x + at, cin_g);
+                std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
               } else {
                 std::fill_n(dst, cin_g, T(0));
               }
