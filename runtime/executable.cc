@@ -54,12 +54,15 @@ struct DeviceLaunch {
   backend::ExecuteParams params;
 };
 
-// Sets a device launch's events with `status` and lets go of what it held.
+// Lets go of what a device launch held, then sets its events with `status`.
 void Finish(DeviceLaunch& d, const absl::Status& status) {
-  for (const auto& ready : d.out_ready) ready->Set(status);
-  d.done->Set(status);
+  // The arena and the argument holds go back before anyone hears of the results: a caller that
+  // waits for them and launches again must find the memory free (two arenas at once doubled a
+  // training loop's peak).
   d.holds.clear();
   d.temp.reset();
+  for (const auto& ready : d.out_ready) ready->Set(status);
+  d.done->Set(status);
 }
 
 // Enqueues a device's launch and, after it, the completion that finishes it (the launch's own

@@ -1,10 +1,13 @@
-// ember-opt FILE [--no-verify] [--sharding-propagation]: reads a program in any format Ember
-// accepts (MLIR text .mlir,
-// MLIR bytecode / StableHLO portable artifact .mlirbc/.bc; a binary xla.HloModuleProto .pb /
-// .hlo.pb, as jax's as_serialized_hlo_module_proto() and TensorFlow write it) and
-// prints the imported module in Ember's readable form, then the verifier's verdict. Replays the
-// files written by EMBER_FLAGS=--dump_to=DIR. With --sharding-propagation, the module is printed
-// after the sharding-propagation pass (each op's ember.shardings), which no pipeline runs yet.
+// ember-opt FILE [--no-verify] [--sharding-propagation | --spmd-partition=N]: reads a program
+// in any format Ember accepts (MLIR text .mlir, MLIR bytecode / StableHLO portable artifact
+// .mlirbc/.bc; a binary xla.HloModuleProto .pb / .hlo.pb, as jax's
+// as_serialized_hlo_module_proto() and TensorFlow write it) and prints the imported module in
+// Ember's readable form, then the verifier's verdict. Replays the files written by
+// EMBER_FLAGS=--dump_to=DIR. With --sharding-propagation, the module is printed after the
+// sharding-propagation pass (each op's ember.shardings); with --spmd-partition=N, as the
+// per-device program of N partitions (the pass the compiler runs on SPMD programs), with its
+// report on stderr.
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -13,22 +16,28 @@
 
 #include "compiler/driver/compile_program.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/pass.h"
 #include "compiler/passes/sharding_propagation.h"
 
 int main(int argc, char** argv) {
   bool verify = true, propagate = false, usage = argc < 2;
+  int64_t partitions = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--no-verify") {
       verify = false;
     } else if (flag == "--sharding-propagation") {
       propagate = true;
+    } else if (flag.rfind("--spmd-partition=", 0) == 0) {
+      partitions = std::atoll(flag.c_str() + 17);
+      usage |= partitions < 1;
     } else {
       usage = true;
     }
   }
   if (usage) {
-    std::cerr << "usage: ember-opt FILE [--no-verify] [--sharding-propagation]\n";
+    std::cerr << "usage: ember-opt FILE [--no-verify] [--sharding-propagation | "
+                 "--spmd-partition=N]\n";
     return 2;
   }
   const std::string path = argv[1];
@@ -49,6 +58,17 @@ int main(int argc, char** argv) {
     if (!changed.ok()) {
       std::cerr << "ember-opt: sharding propagation: " << changed.status().message() << "\n";
       return 1;
+    }
+  }
+  if (partitions > 0) {
+    absl::StatusOr<bool> changed = ember::passes::CreateSpmdPartitionPass(partitions)->Run(**module);
+    if (!changed.ok()) {
+      std::cerr << "ember-opt: spmd-partition: " << changed.status().message() << "\n";
+      return 1;
+    }
+    if (const ember::ir::Attribute* report =
+            (*module)->attributes().Find(ember::passes::kSpmdReportAttribute)) {
+      std::cerr << report->s << "\n";
     }
   }
   std::cout << (*module)->ToString();

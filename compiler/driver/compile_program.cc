@@ -210,13 +210,19 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
           options.num_partitions, " partitions) are not supported yet"));
     }
     passes::PassPipeline spmd;
-    spmd.Add(passes::CreateSpmdReplicatePass(options.num_partitions));
+    spmd.Add(passes::CreateSpmdPartitionPass(options.num_partitions));
     if (dump_dir.has_value()) {
       spmd.set_after_pass([&](int, const std::string& name, bool, const ir::Module& module) {
         return dump(absl::StrCat("00.", name, ".txt"), module.ToString());
       });
     }
     EMBER_RETURN_IF_ERROR(spmd.Run(*program->module).status());
+    UpdateResultShardings(*program->module, *program->entry, program->signature);
+    if (const ir::Attribute* report =
+            program->module->attributes().Find(passes::kSpmdReportAttribute);
+        report != nullptr && report->kind == ir::Attribute::Kind::kString) {
+      program->spmd_report = absl::StrCat(report->s, "\n");
+    }
   }
   for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());
   program->result_types = program->entry->result_types();
@@ -256,7 +262,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
   if (dump_dir.has_value()) {
     const backend::ExecutableReports& reports = program->executable->reports();
     if (!reports.fusion_plan_dot.empty()) EMBER_RETURN_IF_ERROR(dump("fusion.dot", reports.fusion_plan_dot));
-    EMBER_RETURN_IF_ERROR(dump("cost.txt", absl::StrCat(reports.cost_report, reports.cost.ToString())));
+    EMBER_RETURN_IF_ERROR(dump("cost.txt", absl::StrCat(program->spmd_report, reports.cost_report, reports.cost.ToString())));
     if (!reports.buffer_report.empty()) EMBER_RETURN_IF_ERROR(dump("buffers.txt", reports.buffer_report));
   }
   return program;

@@ -34,6 +34,8 @@ struct CompiledProgram {
   // An SPMD program (use_spmd_partitioning over several partitions, or manual computations),
   // turned into its per-device form.
   bool spmd = false;
+  // What the SPMD partitioner did: collectives inserted, ops left on global values.
+  std::string spmd_report;
   // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
   std::vector<bool> donatable;
   // Donated parameters and the results that may take their memory: tf.aliasing_output names

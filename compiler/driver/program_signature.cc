@@ -60,6 +60,16 @@ absl::StatusOr<ProgramSignature> ReadProgramSignature(const ir::Module& module,
   return sig;
 }
 
+void UpdateResultShardings(const ir::Module& module, const ir::Computation& entry,
+                           ProgramSignature& signature) {
+  for (size_t r = 0; r < signature.result_types.size() && r < signature.result_shardings.size();
+       ++r) {
+    signature.result_shardings[r] = ShardingString(
+        module, r < entry.result_attributes().size() ? &entry.result_attributes()[r] : nullptr,
+        signature.result_types[r]);
+  }
+}
+
 std::string SignatureModuleText(const ProgramSignature& signature, const std::string& name,
                                 int64_t num_replicas, int64_t num_partitions) {
   const std::vector<std::string>& params = signature.parameter_shardings;

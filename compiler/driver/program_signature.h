@@ -25,6 +25,11 @@ struct ProgramSignature {
 absl::StatusOr<ProgramSignature> ReadProgramSignature(const ir::Module& module,
                                                       const ir::Computation& entry);
 
+// Re-reads the result shardings after the SPMD passes, which state the shardings they chose
+// for results the framework left open.
+void UpdateResultShardings(const ir::Module& module, const ir::Computation& entry,
+                           ProgramSignature& signature);
+
 // An MLIR module with the entry's global signature and the shardings as `mhlo.sharding`
 // attributes (its body returns zeros): what PJRT_Executable_OptimizedProgram gives the framework
 // to learn the shardings of a multi-device program's parameters and results.

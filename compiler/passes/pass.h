@@ -69,6 +69,14 @@ std::unique_ptr<Pass> CreateLegalizeCollectivesPass();
 // replicated, split results cut, manual computations per device (spmd_replicate.cc).
 std::unique_ptr<Pass> CreateSpmdReplicatePass(int64_t num_partitions);
 
+// An SPMD program's entry -> the per-device program with the work split: sharding propagation,
+// then each op on its operands' blocks with the collectives that keep it correct; what it
+// cannot split runs on global values, and programs it cannot handle go to spmd-replicate
+// (spmd_partition.cc). What it did (collectives inserted, each fallback with the bytes it
+// gathers) is the module's string attribute kSpmdReportAttribute.
+inline constexpr char kSpmdReportAttribute[] = "ember.spmd_report";
+std::unique_ptr<Pass> CreateSpmdPartitionPass(int64_t num_partitions);
+
 // Lowerings every backend needs before it can run a module (the evaluator included):
 // resolve-mesh-axes, legalize-quantized, legalize-collectives.
 PassPipeline CreateRequiredLoweringPipeline();

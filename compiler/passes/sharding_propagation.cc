@@ -185,13 +185,7 @@ class Propagator {
     for (DimState& d : t.dims) d.closed = true;
   }
 
-  int64_t AxisSize(const ir::MeshAxisRef& a) const {
-    if (!a.whole()) return a.size;
-    for (size_t k = 0; k < mesh_->axes.size(); ++k) {
-      if (mesh_->axes[k] == a.name) return mesh_->sizes[k];
-    }
-    return 1;  // unreachable for checked shardings
-  }
+  int64_t AxisSize(const ir::MeshAxisRef& a) const { return passes::AxisSize(*mesh_, a); }
 
   // The state a stated sharding gives a value of `shape`, after checking it against its mesh
   // and the program's mesh. `what` names the op or argument for errors.
@@ -438,29 +432,10 @@ class Propagator {
     return absl::OkStatus();
   }
 
-  // The axes of `axes` (a dimension made of `factors`, major first) that split factor `f`:
-  // axes fill the dimension's factors in order, each while it divides what is left of the
-  // factor; an axis that straddles two factors ends the projection.
   std::vector<ir::MeshAxisRef> Project(const std::vector<ir::MeshAxisRef>& axes,
                                        const std::vector<int>& factors, const ShardingRule& rule,
                                        int f) const {
-    std::vector<std::vector<ir::MeshAxisRef>> per(factors.size());
-    size_t k = 0;
-    int64_t left = factors.empty() ? 1 : rule.factor_sizes[factors[0]];
-    for (const ir::MeshAxisRef& a : axes) {
-      while (k < factors.size() && left == 1) {
-        if (++k < factors.size()) left = rule.factor_sizes[factors[k]];
-      }
-      if (k >= factors.size()) break;
-      const int64_t n = AxisSize(a);
-      if (left % n != 0) break;
-      per[k].push_back(a);
-      left /= n;
-    }
-    for (size_t i = 0; i < factors.size(); ++i) {
-      if (factors[i] == f) return per[i];
-    }
-    return {};
+    return ProjectOntoFactor(axes, factors, rule, f, *mesh_);
   }
 
   int64_t Product(const std::vector<ir::MeshAxisRef>& axes) const {

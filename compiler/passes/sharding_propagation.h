@@ -40,7 +40,7 @@ namespace ember::passes {
 inline constexpr char kShardingsAttribute[] = "ember.shardings";
 inline constexpr char kShardingAttribute[] = "ember.sharding";
 
-// Not in any pipeline yet: the partitioner that reads its result comes next. A program with no
+// Run by spmd-partition (pass.h), which reads its result and then clears it. A program with no
 // split sharding anywhere is left unchanged.
 std::unique_ptr<Pass> CreateShardingPropagationPass();
 

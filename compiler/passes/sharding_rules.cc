@@ -615,4 +615,35 @@ absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst) 
   }
 }
 
+int64_t AxisSize(const ir::Mesh& mesh, const ir::MeshAxisRef& a) {
+  if (!a.whole()) return a.size;
+  for (size_t k = 0; k < mesh.axes.size(); ++k) {
+    if (mesh.axes[k] == a.name) return mesh.sizes[k];
+  }
+  return 1;
+}
+
+std::vector<ir::MeshAxisRef> ProjectOntoFactor(const std::vector<ir::MeshAxisRef>& axes,
+                                               const std::vector<int>& factors,
+                                               const ShardingRule& rule, int f,
+                                               const ir::Mesh& mesh) {
+  std::vector<std::vector<ir::MeshAxisRef>> per(factors.size());
+  size_t k = 0;
+  int64_t left = factors.empty() ? 1 : rule.factor_sizes[factors[0]];
+  for (const ir::MeshAxisRef& a : axes) {
+    while (k < factors.size() && left == 1) {
+      if (++k < factors.size()) left = rule.factor_sizes[factors[k]];
+    }
+    if (k >= factors.size()) break;
+    const int64_t n = AxisSize(mesh, a);
+    if (left % n != 0) break;
+    per[k].push_back(a);
+    left /= n;
+  }
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (factors[i] == f) return per[i];
+  }
+  return {};
+}
+
 }  // namespace ember::passes

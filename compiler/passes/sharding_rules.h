@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/ir/mesh.h"
 #include "compiler/ir/module.h"
 
 namespace ember::passes {
@@ -36,6 +37,17 @@ struct ShardingRule {
 // computations) are tied to their regions by the propagation pass itself, not here. Errors name
 // the op (malformed dimension attributes).
 absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst);
+
+// Devices along mesh axis (or sub-axis) `a` of `mesh` (1 for an axis not in it).
+int64_t AxisSize(const ir::Mesh& mesh, const ir::MeshAxisRef& a);
+
+// The axes of `axes` (splitting a dimension made of `factors`, major first) that split factor
+// `f`: axes fill the dimension's factors in order, each while it divides what is left of the
+// factor; an axis that straddles two factors ends the projection.
+std::vector<ir::MeshAxisRef> ProjectOntoFactor(const std::vector<ir::MeshAxisRef>& axes,
+                                               const std::vector<int>& factors,
+                                               const ShardingRule& rule, int f,
+                                               const ir::Mesh& mesh);
 
 }  // namespace ember::passes
 

@@ -579,7 +579,7 @@ TEST(ExecutableTest, SpmdProgramAssemblesShardsAndCutsResults) {
 constexpr char kManual[] = R"(
 module @jit_body attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["i"=4]>
-  func.func public @main(%arg0: tensor<8x2xf32>) -> (tensor<8x2xf32>) {
+  func.func public @main(%arg0: tensor<8x2xf32>) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
     %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"i"}, {}]>] out_shardings=[<@mesh, [{"i"}, {}]>] manual_axes={"i"} (%arg1: tensor<2x2xf32>) {
       %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
       ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):

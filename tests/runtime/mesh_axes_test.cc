@@ -78,7 +78,7 @@ std::string ManualProgram(const std::string& groups) {
   return R"(
 module @jit_body attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["i"=2, "j"=2]>
-  func.func public @main(%arg0: tensor<8x2xf32>) -> (tensor<8x2xf32>) {
+  func.func public @main(%arg0: tensor<8x2xf32>) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
     %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"i", "j"}, {}]>] out_shardings=[<@mesh, [{"i", "j"}, {}]>] manual_axes={"i", "j"} (%arg1: tensor<2x2xf32>) {
       %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = )" +
          groups + R"(, use_global_device_ids}> ({
@@ -104,7 +104,7 @@ TEST(MeshAxesTest, ShardMapBodyMatchesExplicitGroups) {
         std::string("dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>")}) {
     auto executable = Build(client, ManualProgram(groups), 1, kDevices, /*spmd=*/true);
     ASSERT_TRUE(executable.ok()) << executable.status();
-    // Unannotated argument: every device holds all of it, and gets all of the result.
+    // Unannotated argument: every device holds all of it; the result is stated replicated.
     const auto out = RunOnDevices(*client, **executable,
                                   std::vector<std::vector<float>>(kDevices, global), {8, 2});
     ASSERT_EQ(out.size(), static_cast<size_t>(kDevices));

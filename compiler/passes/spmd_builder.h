@@ -1,0 +1,114 @@
+// The instructions that move a value between shardings in a per-device program: all-gathers of
+// split dimensions, cuts of this device's block (dynamic_slice at offsets looked up by
+// partition_id), all-reduces of partial sums. Shared by spmd-replicate and spmd-partition; a
+// value's split is written per dimension as mesh axes, major first (empty: whole).
+#ifndef EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
+#define EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+#include "compiler/ir/sharding.h"
+
+namespace ember::passes {
+
+// Per dimension: the mesh axes splitting it, major first.
+using DimSplits = std::vector<std::vector<ir::MeshAxisRef>>;
+
+// A value's split over the program's devices: the sharding and its mesh.
+struct Split {
+  ir::TensorSharding sharding;
+  ir::Mesh mesh;
+};
+
+// The split a sharding attribute (sdy.sharding or mhlo.sharding) describes for a value of
+// `type`, checked against the program's `num_devices` devices; nullopt when the value is
+// replicated. `what` names the argument or result in errors.
+absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const ir::Attribute* attr,
+                                               const ir::ValueType& type, int64_t num_devices,
+                                               const std::string& what);
+// The sharding attribute a parameter or result states (sdy.sharding, else mhlo.sharding).
+const ir::Attribute* StatedSharding(const ir::AttributeMap& attrs);
+
+// Manual computations (sdy.manual_computation custom calls: shard_map).
+bool IsManualComputation(const ir::Instruction& inst);
+// Its in_shardings (`name` "in_shardings", one per operand) or out_shardings (one per result).
+absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::Instruction& inst,
+                                                                   const char* name, size_t count);
+// The split of one of its operands or results (`type`: the global type): over a mesh of
+// `num_devices` devices, every axis of which is manual (partially manual computations are not
+// supported yet).
+absl::StatusOr<Split> ManualSplit(const ir::Module& module, const ir::Instruction& inst,
+                                  const ir::TensorSharding& sharding, const ir::ValueType& type,
+                                  int64_t num_devices);
+
+// A kSplit sharding over `mesh_of` with `dims` split as given.
+ir::TensorSharding ShardingOf(const ir::TensorSharding& mesh_of, const DimSplits& dims);
+
+// What the builders of one pass run share: the channel ids they hand out (any positive id
+// selects the flattened-ids grouping; one range for the module, apart from the program's own
+// ids) and how many collectives they added.
+struct SpmdCounters {
+  int64_t next_channel = int64_t{1} << 40;
+  int64_t collectives = 0;
+};
+
+// Appends to `c` (the entry, or a region of it).
+class SpmdBuilder {
+ public:
+  SpmdBuilder(ir::Computation& c, int64_t num_devices, SpmdCounters& counters)
+      : c_(c), num_devices_(num_devices), counters_(counters) {}
+
+  // Devices splitting a dimension over `axes`.
+  static absl::StatusOr<int64_t> Count(const ir::Mesh& mesh,
+                                       const std::vector<ir::MeshAxisRef>& axes);
+  // The per-device type of `global` split as `dims`.
+  static absl::StatusOr<ir::ValueType> LocalType(const ir::ValueType& global, const ir::Mesh& mesh,
+                                                 const DimSplits& dims);
+  absl::StatusOr<ir::ValueType> ShardType(const ir::ValueType& global, const Split& split);
+
+  // `v` all-gathered along `dim` over `axes` (the minor axes of its split there).
+  absl::StatusOr<ir::Value*> AllGather(ir::Value* v, const ir::Mesh& mesh, int64_t dim,
+                                       const std::vector<ir::MeshAxisRef>& axes,
+                                       const ir::Location& loc);
+  // This device's block of `v`, which is split as `from`, when split as `to`; every `from`
+  // dimension must be a prefix of the `to` one (the cut only splits further).
+  absl::StatusOr<ir::Value*> Cut(ir::Value* v, const ir::Mesh& mesh, const DimSplits& from,
+                                 const DimSplits& to, const ir::Location& loc);
+  // `v` (split as `from`) split as `to`: all-gathers of the axes `to` does not keep, then a
+  // cut.
+  absl::StatusOr<ir::Value*> Reshard(ir::Value* v, const ir::Mesh& mesh, const DimSplits& from,
+                                     const DimSplits& to, const ir::Location& loc);
+  // The sum (or other reduction of `region`, which the all-reduce takes over) of the partial
+  // values `v` of the devices that differ only in `axes`.
+  absl::StatusOr<ir::Value*> AllReduce(ir::Value* v, const ir::Mesh& mesh,
+                                       const std::vector<ir::MeshAxisRef>& axes,
+                                       ir::Computation* region, const ir::Location& loc);
+
+  // The global value of `shard`: one all_gather per split dimension.
+  absl::StatusOr<ir::Value*> Gather(ir::Value* shard, const Split& split, const ir::Location& loc);
+  // This device's shard of `global`.
+  absl::StatusOr<ir::Value*> Cut(ir::Value* global, const Split& split, const ir::Location& loc);
+
+  // table[partition_id] as an s64 scalar.
+  absl::StatusOr<ir::Value*> Lookup(const std::vector<int64_t>& table, const ir::Location& loc);
+  absl::StatusOr<ir::Value*> Scalar(int64_t v, const ir::Location& loc);
+
+ private:
+  absl::StatusOr<ir::Value*> Constant(ir::Literal literal, const ir::Location& loc);
+  absl::StatusOr<ir::Literal> Groups(const ir::Mesh& mesh,
+                                     const std::vector<ir::MeshAxisRef>& axes, int64_t* size);
+
+  ir::Computation& c_;
+  const int64_t num_devices_;
+  SpmdCounters& counters_;
+  ir::Value* partition_ = nullptr;
+};
+
+}  // namespace ember::passes
+
+#endif  // EMBER_COMPILER_PASSES_SPMD_BUILDER_H_

@@ -1,0 +1,797 @@
+// spmd-partition: the per-device program of an SPMD program, with the work split. Sharding
+// propagation (sharding_propagation.h) first gives every value of the entry a sharding; this
+// pass then rebuilds the entry op by op on local shapes:
+//   - each split argument is already this device's shard (its type becomes the local one);
+//   - an op with a sharding rule (sharding_rules.h) runs on its operands' blocks: the rule's
+//     factors take the splits the op's result was given (reduction factors the split its
+//     operands hold), operands are resharded to what that asks (all-gathers of the axes they
+//     lose, a cut of the ones they gain), the op runs on local shapes, and a result summed over a
+//     split factor (a dot's contracting dimension, a reduce's reduced one) is all-reduced over
+//     those axes;
+//   - a factor whose split a tensor cannot hold as a contiguous block (the minor factor of a
+//     merged dimension, a split that does not divide), or that an op cannot run on locally
+//     (gather and scatter, grouped convolutions, reductions whose init is not their identity),
+//     stays whole: its operands are gathered along it;
+//   - calls are inlined first;
+//   - ops without a rule, and control flow, run on global values (operands and the
+//     entry values their regions read are gathered): correct, and listed as fallbacks in the
+//     program's SPMD report with the bytes they gather;
+//   - a manual computation (shard_map) gets its operands in its in_shardings, which are exactly
+//     the blocks its body takes, and its results are held as its out_shardings say;
+//   - each result is resharded to the sharding the caller asked for; where the caller left it
+//     open (no sharding stated), it keeps its split, written on the entry's result as the
+//     sharding the program's signature reports.
+// Programs whose shardings propagation cannot handle yet (several meshes) and programs with
+// nothing split are given to spmd-replicate. The report (kSpmdReportAttribute on the module)
+// counts the collectives inserted and names each fallback.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "compiler/ir/sharding.h"
+#include "compiler/passes/collective_reduction.h"
+#include "compiler/passes/pass.h"
+#include "compiler/passes/rewrite.h"
+#include "compiler/passes/sharding_propagation.h"
+#include "compiler/passes/sharding_rules.h"
+#include "compiler/passes/spmd_builder.h"
+
+namespace ember::passes {
+namespace {
+
+// A value of the new entry and how it is split (every dimension whole: replicated).
+struct Held {
+  ir::Value* local = nullptr;
+  DimSplits dims;
+};
+
+bool IsConstraint(const ir::Instruction& inst) {
+  if (inst.opcode() != ir::Opcode::kCustomCall) return false;
+  const ir::Attribute* target = inst.attribute("call_target_name");
+  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
+         target->s == "Sharding";
+}
+
+bool Replicated(const DimSplits& dims) {
+  return std::all_of(dims.begin(), dims.end(), [](const auto& axes) { return axes.empty(); });
+}
+
+bool Overlaps(const ir::MeshAxisRef& a, const std::vector<ir::MeshAxisRef>& list) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const ir::MeshAxisRef& b) { return a.name == b.name; });
+}
+
+int64_t Product(const ir::Mesh& mesh, const std::vector<ir::MeshAxisRef>& axes) {
+  int64_t n = 1;
+  for (const ir::MeshAxisRef& a : axes) n *= AxisSize(mesh, a);
+  return n;
+}
+
+// The splits of a sharding written by propagation (or stated), dimension by dimension.
+DimSplits SplitsOf(const ir::TensorSharding& s, size_t rank) {
+  DimSplits dims(rank);
+  if (s.kind != ir::TensorSharding::Kind::kSplit) return dims;
+  for (size_t d = 0; d < rank && d < s.dims.size(); ++d) dims[d] = s.dims[d].axes;
+  return dims;
+}
+
+size_t Rank(const ir::Value* v) { return v->type().is_tensor() ? v->type().dims().size() : 0; }
+
+std::string AxesText(const std::vector<ir::MeshAxisRef>& axes) {
+  std::vector<std::string> names;
+  for (const ir::MeshAxisRef& a : axes) names.push_back(absl::StrCat("\"", a.name, "\""));
+  return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
+}
+
+// What the partitioners of one program share.
+struct Context {
+  Context(ir::Module& m, ir::Mesh mesh_of, const ir::TensorSharding& ref, int64_t devices)
+      : module(m), mesh(std::move(mesh_of)), mesh_ref(ref), num_devices(devices) {}
+  ir::Module& module;
+  ir::Mesh mesh;
+  ir::TensorSharding mesh_ref;  // a sharding over the mesh: names it
+  int64_t num_devices;
+  SpmdCounters counters;
+  // Every op's rule, found while every shape is still global.
+  std::unordered_map<const ir::Instruction*, std::optional<ShardingRule>> rules;
+  // The global types of the parameters that have become local.
+  std::unordered_map<const ir::Value*, ir::ValueType> global_types;
+  // How many ops run each region (a region shared by two ops cannot take two splits).
+  std::unordered_map<const ir::Computation*, int> region_uses;
+  std::vector<std::string> report;
+  int64_t fallbacks = 0;
+};
+
+// Rebuilds one computation (the entry, or a region of a partitioned control-flow op) on local
+// shapes. Values of enclosing computations that a region reads are asked of the partitioner of
+// the computation they belong to, which emits their reshards there.
+class Partitioner {
+ public:
+  Partitioner(Context& ctx, ir::Computation& c, Partitioner* parent)
+      : ctx_(ctx), c_(c), parent_(parent), mesh_(ctx.mesh), build_(c, ctx.num_devices, ctx.counters) {}
+
+  // Parameter i arrives split as `params[i]`; result r leaves split as `results[r]` (nullopt:
+  // as it is). Returns the results' splits.
+  absl::StatusOr<std::vector<DimSplits>> Run(const std::vector<DimSplits>& params,
+                                             const std::vector<std::optional<DimSplits>>& results) {
+    if (params.size() != c_.parameters().size()) {
+      return absl::InternalError(absl::StrCat("spmd-partition: ", params.size(), " splits for ",
+                                              c_.parameters().size(), " parameters"));
+    }
+    for (size_t i = 0; i < c_.parameters().size(); ++i) {
+      ir::Value* p = c_.parameter(i);
+      Held h{p, params[i]};
+      h.dims.resize(Rank(p));
+      if (!Replicated(h.dims)) {
+        EMBER_ASSIGN_OR_RETURN(ir::ValueType local, SpmdBuilder::LocalType(p->type(), mesh_, h.dims));
+        ctx_.global_types.emplace(p, p->type());
+        p->set_type(local);
+      }
+      held_[p] = std::move(h);
+    }
+    std::vector<const ir::Instruction*> old;
+    for (const auto& inst : c_.instructions()) old.push_back(inst.get());
+    const ir::Instruction* ret = c_.return_instruction();
+    if (ret == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("the function ", c_.name(), " has no return"));
+    }
+    for (const ir::Instruction* inst : old) {
+      if (inst == ret) continue;
+      EMBER_RETURN_IF_ERROR(Emit(*inst));
+    }
+    std::vector<ir::Value*> returned;
+    std::vector<DimSplits> splits;
+    for (size_t r = 0; r < ret->operands().size(); ++r) {
+      const ir::Value* v = ret->operand(r);
+      EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+      DimSplits want = r < results.size() && results[r].has_value() ? *results[r] : h->dims;
+      want.resize(Rank(v));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, nullptr, ret->location()));
+      returned.push_back(local);
+      splits.push_back(std::move(want));
+    }
+    c_.AddInstruction(ir::Opcode::kReturn, std::move(returned), {}, ret->attributes(), {},
+                      ret->location());
+    const std::unordered_set<const ir::Instruction*> remove(old.begin(), old.end());
+    c_.RemoveInstructionsIf([&](const ir::Instruction& inst) { return remove.contains(&inst); });
+    return splits;
+  }
+
+ private:
+  // The partitioner that holds `v` (this one or an enclosing one), or null.
+  Partitioner* Owner(const ir::Value* v) {
+    for (Partitioner* p = this; p != nullptr; p = p->parent_) {
+      if (p->held_.contains(v)) return p;
+    }
+    return nullptr;
+  }
+
+  absl::StatusOr<const Held*> Get(const ir::Value* v) {
+    Partitioner* owner = Owner(v);
+    if (owner == nullptr) {
+      return absl::InternalError(absl::StrCat("spmd-partition: a value of type ",
+                                              v->type().ToString(), " is used before defined"));
+    }
+    return &owner->held_.at(v);
+  }
+
+  // `v` split as `want`, on this device.
+  // `user` (the return when null) names what needs it in the report of the gathers it takes.
+  absl::StatusOr<ir::Value*> As(const ir::Value* v, const DimSplits& want,
+                                const ir::Instruction* user, const ir::Location& loc) {
+    if (!held_.contains(v)) {
+      // A value of an enclosing computation: resharded there, read here as a capture.
+      Partitioner* owner = Owner(v);
+      if (owner != nullptr) return owner->As(v, want, user, loc);
+    }
+    EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+    if (!v->type().is_tensor()) return h->local;
+    if (Replicated(want)) {
+      auto it = global_.find(v);
+      if (it != global_.end()) return it->second;
+    }
+    for (size_t d = 0; d < h->dims.size(); ++d) {
+      const std::vector<ir::MeshAxisRef> none;
+      const std::vector<ir::MeshAxisRef>& to = d < want.size() ? want[d] : none;
+      bool kept = h->dims[d].size() <= to.size();
+      for (size_t k = 0; kept && k < h->dims[d].size(); ++k) kept = h->dims[d][k].name == to[k].name;
+      if (kept) continue;
+      ctx_.report.push_back(absl::StrCat("  gathered ", GlobalType(v).ToString(), " along dimension ",
+                                     d, " (split ", AxesText(h->dims[d]), ") for ",
+                                     user == nullptr ? "a result" : user->Describe()));
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Value * local, build_.Reshard(h->local, mesh_, h->dims, want, loc));
+    if (Replicated(want)) global_[v] = local;
+    return local;
+  }
+
+  absl::Status Emit(const ir::Instruction& inst) {
+    if (IsManualComputation(inst)) return EmitManual(inst);
+    if (IsConstraint(inst) && inst.operands().size() == 1 && inst.num_results() == 1) {
+      // The value itself, split as the constraint says.
+      const DimSplits want = Assigned(inst, 0);
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(inst.operand(0), want, &inst, inst.location()));
+      held_[inst.result(0)] = Held{local, want};
+      return absl::OkStatus();
+    }
+    switch (inst.opcode()) {
+      case ir::Opcode::kWhile:
+      case ir::Opcode::kIf:
+      case ir::Opcode::kCase:
+        return EmitControlFlow(inst);
+      case ir::Opcode::kCall:
+        return EmitGlobal(inst, "calls run on global values");
+      default:
+        break;
+    }
+    const std::optional<ShardingRule>& rule = ctx_.rules[&inst];
+    if (!rule.has_value()) return EmitGlobal(inst, "no sharding rule");
+    return EmitLocal(inst, *rule);
+  }
+
+  // The type of `v` in the program as written (parameters have become local).
+  const ir::ValueType& GlobalType(const ir::Value* v) const {
+    auto it = ctx_.global_types.find(v);
+    return it == ctx_.global_types.end() ? v->type() : it->second;
+  }
+
+  // The sharding propagation gave result `r` of `inst`.
+  DimSplits Assigned(const ir::Instruction& inst, size_t r) const {
+    const size_t rank = Rank(inst.result(r));
+    const ir::Attribute* list = inst.attribute(kShardingsAttribute);
+    if (list == nullptr || list->kind != ir::Attribute::Kind::kList || r >= list->list.size() ||
+        list->list[r].kind != ir::Attribute::Kind::kSharding || list->list[r].sharding == nullptr) {
+      return DimSplits(rank);
+    }
+    return SplitsOf(*list->list[r].sharding, rank);
+  }
+
+  // A while, if or case whose regions only it runs: its operands and results keep the splits
+  // propagation gave them (a while's carries, body parameters and body results share one), and
+  // its regions are partitioned in turn.
+  absl::Status EmitControlFlow(const ir::Instruction& inst) {
+    const bool loop = inst.opcode() == ir::Opcode::kWhile;
+    bool own = loop ? inst.regions().size() == 2 : !inst.regions().empty();
+    for (const ir::Computation* region : inst.regions()) {
+      own &= ctx_.region_uses[region] == 1;
+      // Branches read what they need as captures; parameters would mean another form.
+      own &= loop || region->parameters().empty();
+    }
+    if (!own) return EmitGlobal(inst, "control flow whose regions other ops share");
+    std::vector<DimSplits> results;
+    for (size_t r = 0; r < inst.num_results(); ++r) results.push_back(Assigned(inst, r));
+    std::vector<ir::Value*> operands;
+    for (size_t k = 0; k < inst.operands().size(); ++k) {
+      const ir::Value* v = inst.operand(k);
+      DimSplits want = loop && k < results.size() ? results[k] : DimSplits(Rank(v));
+      want.resize(Rank(v));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, &inst, inst.location()));
+      operands.push_back(local);
+    }
+    std::vector<std::optional<DimSplits>> wants(results.begin(), results.end());
+    if (loop) {
+      ir::Computation& cond = *inst.regions()[0];
+      ir::Computation& body = *inst.regions()[1];
+      if (cond.parameters().size() != results.size() || body.parameters().size() != results.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(inst.Describe(), ": its regions do not take its ", results.size(),
+                         " carried values"));
+      }
+      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, cond, this).Run(results, {}).status());
+      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, body, this).Run(results, wants).status());
+    } else {
+      for (ir::Computation* branch : inst.regions()) {
+        EMBER_RETURN_IF_ERROR(Partitioner(ctx_, *branch, this).Run({}, wants).status());
+      }
+    }
+    std::vector<ir::ValueType> types;
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType local,
+                             SpmdBuilder::LocalType(inst.result(r)->type(), mesh_, results[r]));
+      types.push_back(std::move(local));
+    }
+    ir::Instruction* copy = Add(inst, std::move(operands), std::move(types));
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      held_[inst.result(r)] = Held{copy->result(r), results[r]};
+    }
+    return absl::OkStatus();
+  }
+
+  // The op as written on global operands; its results are held replicated.
+  absl::Status EmitGlobal(const ir::Instruction& inst, const std::string& why) {
+    std::vector<ir::Value*> operands;
+    int64_t bytes = 0;
+    for (const ir::Value* v : inst.operands()) {
+      EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+      if (v->type().is_tensor() && !Replicated(h->dims)) bytes += GlobalType(v).shape().ByteSize();
+      EMBER_ASSIGN_OR_RETURN(ir::Value * global, As(v, DimSplits(Rank(v)), &inst, inst.location()));
+      operands.push_back(global);
+    }
+    EMBER_RETURN_IF_ERROR(GlobalCaptures(inst, bytes));
+    std::vector<ir::ValueType> types;
+    for (size_t r = 0; r < inst.num_results(); ++r) types.push_back(inst.result(r)->type());
+    ir::Instruction* copy = Add(inst, std::move(operands), std::move(types));
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      held_[inst.result(r)] = Held{copy->result(r), DimSplits(Rank(inst.result(r)))};
+      global_[inst.result(r)] = copy->result(r);
+    }
+    bool split_result = false;
+    for (size_t r = 0; r < inst.num_results(); ++r) split_result |= !Replicated(Assigned(inst, r));
+    if (bytes > 0 || split_result) {
+      ++ctx_.fallbacks;
+      ctx_.report.push_back(absl::StrCat("  on global values (", why, "): ", inst.Describe(), ", ",
+                                     bytes, " bytes of split operands gathered"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Values the regions of `inst` read from the computations being partitioned are read whole:
+  // point those reads at global values.
+  absl::Status GlobalCaptures(const ir::Instruction& inst, int64_t& bytes) {
+    for (ir::Computation* region : inst.regions()) {
+      std::vector<const ir::Value*> captured;
+      CollectCapturedValues(*region, captured);
+      ValueMap map;
+      for (const ir::Value* v : captured) {
+        if (Owner(v) == nullptr) continue;
+        EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+        if (v->type().is_tensor() && !Replicated(h->dims)) bytes += GlobalType(v).shape().ByteSize();
+        EMBER_ASSIGN_OR_RETURN(ir::Value * global, As(v, DimSplits(Rank(v)), &inst, inst.location()));
+        map[v] = global;
+      }
+      if (!map.empty()) ReplaceOperandsInRegion(*region, map);
+    }
+    return absl::OkStatus();
+  }
+
+  ir::Instruction* Add(const ir::Instruction& inst, std::vector<ir::Value*> operands,
+                       std::vector<ir::ValueType> types) {
+    ir::AttributeMap attrs = inst.attributes();
+    attrs.Erase(kShardingsAttribute);
+    ir::Instruction* copy = c_.AddInstruction(inst.opcode(), std::move(operands),
+                                              std::move(types), std::move(attrs), inst.regions(),
+                                              inst.location());
+    if (inst.callee() != nullptr) copy->set_callee(inst.callee());
+    return copy;
+  }
+
+  // The reduction a partial result of `inst` is all-reduced with, or nullopt when `inst`
+  // cannot leave its results partial (each device would fold the init in once more, or the
+  // reduction is not one a collective runs).
+  std::optional<collectives::ReductionKind> PartialKind(const ir::Instruction& inst) const {
+    if (inst.num_results() != 1 || !inst.result(0)->type().is_tensor()) return std::nullopt;
+    const ir::ElementType type = inst.result(0)->type().element_type();
+    if (!ReductionDataType(type).has_value()) return std::nullopt;
+    switch (inst.opcode()) {
+      case ir::Opcode::kDotGeneral:
+      case ir::Opcode::kConvolution:
+        return collectives::ReductionKind::kSum;
+      case ir::Opcode::kReduce: {
+        if (inst.regions().size() != 1 || inst.operands().size() != 2) return std::nullopt;
+        std::optional<collectives::ReductionKind> kind =
+            RegionReductionKind(*inst.regions()[0], type);
+        if (!kind.has_value()) return std::nullopt;
+        if (*kind == collectives::ReductionKind::kMax || *kind == collectives::ReductionKind::kMin) {
+          return kind;  // folding the init in again changes nothing
+        }
+        if (*kind != collectives::ReductionKind::kSum) return std::nullopt;
+        const ir::Literal* init = ConstantLiteral(inst.operand(1));
+        if (init == nullptr) return std::nullopt;
+        const auto bytes = init->bytes();
+        if (!std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; })) {
+          return std::nullopt;
+        }
+        return kind;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Ops whose attributes or semantics tie them to global indices along their factors: every
+  // factor stays whole.
+  static bool RunsOnlyWhole(const ir::Instruction& inst) {
+    switch (inst.opcode()) {
+      case ir::Opcode::kGather:
+      case ir::Opcode::kScatter:
+        return true;
+      case ir::Opcode::kConvolution: {
+        for (const char* name : {"feature_group_count", "batch_group_count"}) {
+          const ir::Attribute* a = inst.attribute(name);
+          if (a != nullptr && a->kind == ir::Attribute::Kind::kInt && a->i != 1) return true;
+        }
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+
+  absl::Status EmitLocal(const ir::Instruction& inst, const ShardingRule& rule) {
+    const size_t nf = rule.factor_sizes.size();
+    std::vector<std::vector<ir::MeshAxisRef>> axes(nf);
+    std::vector<bool> in_operand(nf, false);
+    for (const auto& dims : rule.operands) {
+      for (const auto& fs : dims) {
+        for (int f : fs) in_operand[f] = true;
+      }
+    }
+    // Non-reduction factors: the splits propagation gave the results.
+    for (size_t r = 0; r < rule.results.size(); ++r) {
+      const DimSplits assigned = Assigned(inst, r);
+      for (size_t d = 0; d < rule.results[r].size() && d < assigned.size(); ++d) {
+        for (int f : rule.results[r][d]) {
+          if (!axes[f].empty()) continue;
+          axes[f] = ProjectOntoFactor(assigned[d], rule.results[r][d], rule, f, mesh_);
+        }
+      }
+    }
+    // Reduction factors: the split the operands hold (their common prefix), where the op can
+    // leave its result partial.
+    const std::optional<collectives::ReductionKind> partial = PartialKind(inst);
+    for (size_t f = 0; f < nf; ++f) {
+      if (!rule.reduction[f] || !partial.has_value()) continue;
+      std::optional<std::vector<ir::MeshAxisRef>> common;
+      for (size_t k = 0; k < rule.operands.size(); ++k) {
+        for (size_t d = 0; d < rule.operands[k].size(); ++d) {
+          const auto& fs = rule.operands[k][d];
+          if (std::find(fs.begin(), fs.end(), static_cast<int>(f)) == fs.end()) continue;
+          EMBER_ASSIGN_OR_RETURN(const Held* h, Get(inst.operand(k)));
+          std::vector<ir::MeshAxisRef> have =
+              d < h->dims.size() ? ProjectOntoFactor(h->dims[d], fs, rule, f, mesh_)
+                                 : std::vector<ir::MeshAxisRef>{};
+          if (!common.has_value()) {
+            common = have;
+          } else {
+            size_t n = 0;
+            while (n < common->size() && n < have.size() && (*common)[n].name == have[n].name) ++n;
+            common->resize(n);
+          }
+        }
+      }
+      if (common.has_value()) axes[f] = *common;
+    }
+    // Factors the op cannot run split, and factors only its results have (the op makes them:
+    // only a broadcast makes each block from the operand alone).
+    for (size_t f = 0; f < nf; ++f) {
+      if (RunsOnlyWhole(inst) ||
+          (!in_operand[f] && inst.opcode() != ir::Opcode::kBroadcastInDim &&
+           inst.opcode() != ir::Opcode::kIota && inst.opcode() != ir::Opcode::kConstant)) {
+        axes[f].clear();
+      }
+    }
+    // One axis splits one factor.
+    std::vector<ir::MeshAxisRef> taken;
+    for (size_t f = 0; f < nf; ++f) {
+      size_t keep = 0;
+      while (keep < axes[f].size() && !Overlaps(axes[f][keep], taken)) ++keep;
+      axes[f].resize(keep);
+      taken.insert(taken.end(), axes[f].begin(), axes[f].end());
+    }
+    // Every tensor must hold each factor's split as contiguous blocks; a factor one of them
+    // cannot hold stays whole. Repeats until every tensor holds every split.
+    std::vector<std::vector<std::vector<int>>> all = rule.operands;
+    all.insert(all.end(), rule.results.begin(), rule.results.end());
+    std::vector<const ir::Value*> values(inst.operands().begin(), inst.operands().end());
+    for (size_t r = 0; r < inst.num_results(); ++r) values.push_back(inst.result(r));
+    std::vector<DimSplits> splits(all.size());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t t = 0; t < all.size(); ++t) {
+        splits[t] = DimSplits(all[t].size());
+        for (size_t d = 0; d < all[t].size(); ++d) {
+          bool whole_so_far = true;
+          for (int f : all[t][d]) {
+            if (!whole_so_far && !axes[f].empty()) {
+              axes[f].clear();
+              changed = true;
+            }
+            splits[t][d].insert(splits[t][d].end(), axes[f].begin(), axes[f].end());
+            whole_so_far &= Product(mesh_, axes[f]) == rule.factor_sizes[f];
+          }
+          const ir::ValueType& type = GlobalType(values[t]);
+          const int64_t size = type.is_tensor() ? type.dims()[d] : 1;
+          if (size % Product(mesh_, splits[t][d]) != 0) {
+            for (int f : all[t][d]) {
+              changed |= !axes[f].empty();
+              axes[f].clear();
+            }
+          }
+        }
+      }
+    }
+    // Generators make their global value and keep this device's block.
+    if (inst.opcode() == ir::Opcode::kIota || inst.opcode() == ir::Opcode::kConstant) {
+      std::vector<ir::ValueType> types = {inst.result(0)->type()};
+      ir::Instruction* copy = Add(inst, {}, std::move(types));
+      const DimSplits& want = splits[inst.operands().size()];
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                             build_.Cut(copy->result(0), mesh_, DimSplits(want.size()), want,
+                                        inst.location()));
+      held_[inst.result(0)] = Held{local, want};
+      global_[inst.result(0)] = copy->result(0);
+      return absl::OkStatus();
+    }
+    std::vector<ir::Value*> operands;
+    for (size_t k = 0; k < inst.operands().size(); ++k) {
+      const ir::Value* v = inst.operand(k);
+      DimSplits want = v->type().is_tensor() ? splits[k] : DimSplits{};
+      want.resize(Rank(v));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, &inst, inst.location()));
+      operands.push_back(local);
+    }
+    int64_t captured = 0;
+    EMBER_RETURN_IF_ERROR(GlobalCaptures(inst, captured));
+    std::vector<ir::ValueType> types;
+    std::vector<DimSplits> result_splits;
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      DimSplits s = splits[inst.operands().size() + r];
+      s.resize(Rank(inst.result(r)));
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType local,
+                             SpmdBuilder::LocalType(inst.result(r)->type(), mesh_, s));
+      types.push_back(std::move(local));
+      result_splits.push_back(std::move(s));
+    }
+    ir::Instruction* copy = Add(inst, std::move(operands), types);
+    if (inst.opcode() == ir::Opcode::kDynamicSlice && !types.empty()) {
+      copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(types[0].dims()));
+    }
+    std::vector<ir::MeshAxisRef> summed;
+    for (size_t f = 0; f < nf; ++f) {
+      if (rule.reduction[f]) summed.insert(summed.end(), axes[f].begin(), axes[f].end());
+    }
+    if (!summed.empty()) {
+      ctx_.report.push_back(absl::StrCat("  all-reduced over ", AxesText(summed), " (a sum over split ",
+                                     "factors): ", inst.Describe()));
+    }
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      ir::Value* local = copy->result(r);
+      if (!summed.empty()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Computation * region, ReductionRegion(inst, *partial));
+        EMBER_ASSIGN_OR_RETURN(local, build_.AllReduce(local, mesh_, summed, region,
+                                                       inst.location()));
+      }
+      held_[inst.result(r)] = Held{local, std::move(result_splits[r])};
+    }
+    return absl::OkStatus();
+  }
+
+  // The region of the all-reduce that completes a partial result of `inst`.
+  absl::StatusOr<ir::Computation*> ReductionRegion(const ir::Instruction& inst,
+                                                   collectives::ReductionKind kind) {
+    if (inst.opcode() == ir::Opcode::kReduce) {
+      ValueMap scratch;
+      return CloneRegion(ctx_.module, *inst.regions()[0], scratch);
+    }
+    if (kind != collectives::ReductionKind::kSum) {
+      return absl::InternalError(absl::StrCat(inst.Describe(), ": no partial sum region"));
+    }
+    const ir::ValueType scalar = ir::ValueType::Tensor(
+        ir::Shape::Scalar(inst.result(0)->type().element_type()));
+    ir::Computation* region = ctx_.module.AddRegion("spmd_sum");
+    ir::Value* a = region->AddParameter(scalar);
+    ir::Value* b = region->AddParameter(scalar);
+    ir::Value* sum = region->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {},
+                                            inst.location())
+                         ->result();
+    region->AddInstruction(ir::Opcode::kReturn, {sum}, {}, {}, {}, inst.location());
+    return region;
+  }
+
+  // A manual computation: its operands in its in_shardings are the blocks its body takes; its
+  // results are held as its out_shardings say.
+  absl::Status EmitManual(const ir::Instruction& inst) {
+    const ir::Computation* body = inst.callee();
+    if (body == nullptr) return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no body"));
+    EMBER_ASSIGN_OR_RETURN(std::vector<const ir::TensorSharding*> ins,
+                           ShardingList(inst, "in_shardings", inst.operands().size()));
+    EMBER_ASSIGN_OR_RETURN(std::vector<const ir::TensorSharding*> outs,
+                           ShardingList(inst, "out_shardings", inst.num_results()));
+    if (body->parameters().size() != inst.operands().size()) {
+      return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": the body takes ",
+                                                     body->parameters().size(), " values, not ",
+                                                     inst.operands().size()));
+    }
+    std::vector<ir::Value*> locals;
+    for (size_t k = 0; k < inst.operands().size(); ++k) {
+      const ir::Value* v = inst.operand(k);
+      EMBER_ASSIGN_OR_RETURN(Split split,
+                             ManualSplit(ctx_.module, inst, *ins[k], GlobalType(v), ctx_.num_devices));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                             As(v, SplitsOf(split.sharding, Rank(v)), &inst, inst.location()));
+      if (body->parameter(k)->type() != local->type()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            inst.Describe(), ": operand ", k, "'s block is ", local->type().ToString(),
+            " but the body takes ", body->parameter(k)->type().ToString()));
+      }
+      locals.push_back(local);
+    }
+    ir::Instruction* call = c_.AddInstruction(ir::Opcode::kCall, std::move(locals),
+                                                  body->result_types(), {}, {}, inst.location());
+    call->set_callee(const_cast<ir::Computation*>(body));
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      EMBER_ASSIGN_OR_RETURN(Split split, ManualSplit(ctx_.module, inst, *outs[r],
+                                                      inst.result(r)->type(), ctx_.num_devices));
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType local, build_.ShardType(inst.result(r)->type(), split));
+      if (local != call->result(r)->type()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            inst.Describe(), ": result ", r, " is ", call->result(r)->type().ToString(),
+            " per device, but its out_sharding makes blocks of ", local.ToString()));
+      }
+      held_[inst.result(r)] =
+          Held{call->result(r), SplitsOf(split.sharding, Rank(inst.result(r)))};
+    }
+    return absl::OkStatus();
+  }
+
+  Context& ctx_;
+  ir::Computation& c_;
+  Partitioner* const parent_;
+  const ir::Mesh& mesh_;
+  SpmdBuilder build_;
+  std::unordered_map<const ir::Value*, Held> held_;
+  std::unordered_map<const ir::Value*, ir::Value*> global_;  // global values made so far
+};
+
+// A sharding that splits something, over the mesh propagation wrote its shardings over.
+std::optional<ir::TensorSharding> AnySplit(const ir::Computation& entry) {
+  auto split = [](const ir::Attribute* a) -> const ir::TensorSharding* {
+    if (a == nullptr || a->kind != ir::Attribute::Kind::kSharding || a->sharding == nullptr ||
+        a->sharding->kind != ir::TensorSharding::Kind::kSplit) {
+      return nullptr;
+    }
+    const auto& dims = a->sharding->dims;
+    const bool splits = std::any_of(dims.begin(), dims.end(),
+                                    [](const ir::DimensionSharding& d) { return !d.axes.empty(); });
+    return splits ? a->sharding.get() : nullptr;
+  };
+  for (const auto& attrs : entry.arg_attributes()) {
+    if (const ir::TensorSharding* s = split(attrs.Find(kShardingAttribute))) return *s;
+  }
+  for (const auto& attrs : entry.result_attributes()) {
+    if (const ir::TensorSharding* s = split(attrs.Find(kShardingAttribute))) return *s;
+  }
+  for (const auto& inst : entry.instructions()) {
+    const ir::Attribute* list = inst->attribute(kShardingsAttribute);
+    if (list == nullptr || list->kind != ir::Attribute::Kind::kList) continue;
+    for (const ir::Attribute& a : list->list) {
+      if (const ir::TensorSharding* s = split(&a)) return *s;
+    }
+  }
+  return std::nullopt;
+}
+
+// Propagation's attributes are the partitioner's input only.
+void ClearPropagation(ir::Module& module) {
+  for (const auto& c : module.computations()) {
+    for (auto& attrs : c->arg_attributes()) attrs.Erase(kShardingAttribute);
+    for (auto& attrs : c->result_attributes()) attrs.Erase(kShardingAttribute);
+    for (const auto& inst : c->instructions()) inst->mutable_attributes().Erase(kShardingsAttribute);
+  }
+}
+
+// The entry: arguments arrive as their stated shardings say, results leave as stated or, where
+// the caller left them open, as they are (written on the entry's result: the sharding the
+// program's signature reports, as XLA reports the one it chose).
+absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh mesh,
+                            const ir::TensorSharding& mesh_ref, int64_t num_devices) {
+  Context ctx(module, std::move(mesh), mesh_ref, num_devices);
+  for (const auto& c : module.computations()) {
+    for (const auto& inst : c->instructions()) {
+      for (const ir::Computation* r : inst->regions()) ++ctx.region_uses[r];
+      if (IsManualComputation(*inst) || IsConstraint(*inst)) continue;
+      EMBER_ASSIGN_OR_RETURN(ctx.rules[inst.get()], RuleOf(*inst));
+    }
+  }
+  std::vector<DimSplits> params;
+  for (size_t i = 0; i < entry.parameters().size(); ++i) {
+    const ir::Value* p = entry.parameter(i);
+    const ir::Attribute* attr =
+        i < entry.arg_attributes().size() ? StatedSharding(entry.arg_attributes()[i]) : nullptr;
+    EMBER_ASSIGN_OR_RETURN(std::optional<Split> split,
+                           ReadSplit(module, attr, p->type(), num_devices,
+                                     absl::StrCat("argument ", i)));
+    params.push_back(split.has_value() ? SplitsOf(split->sharding, Rank(p)) : DimSplits(Rank(p)));
+  }
+  const ir::Instruction* ret = entry.return_instruction();
+  if (ret == nullptr) return absl::InvalidArgumentError("the entry has no return");
+  std::vector<std::optional<DimSplits>> results;
+  for (size_t r = 0; r < ret->operands().size(); ++r) {
+    const ir::Value* v = ret->operand(r);
+    const ir::Attribute* attr =
+        r < entry.result_attributes().size() ? StatedSharding(entry.result_attributes()[r]) : nullptr;
+    EMBER_ASSIGN_OR_RETURN(std::optional<Split> split,
+                           ReadSplit(module, attr, v->type(), num_devices,
+                                     absl::StrCat("result ", r)));
+    if (attr == nullptr && v->type().is_tensor()) {
+      results.push_back(std::nullopt);
+    } else {
+      results.push_back(split.has_value() ? SplitsOf(split->sharding, Rank(v)) : DimSplits(Rank(v)));
+    }
+  }
+  Partitioner partitioner(ctx, entry, nullptr);
+  EMBER_ASSIGN_OR_RETURN(std::vector<DimSplits> splits, partitioner.Run(params, results));
+  for (size_t r = 0; r < splits.size(); ++r) {
+    if (results[r].has_value() || Replicated(splits[r])) continue;
+    if (entry.result_attributes().size() <= r) entry.result_attributes().resize(r + 1);
+    entry.result_attributes()[r].Set("sdy.sharding",
+                                     ir::Attribute::OfSharding(ShardingOf(mesh_ref, splits[r])));
+  }
+  ctx.report.insert(ctx.report.begin(),
+                    absl::StrCat("spmd-partition over ", ctx.mesh.ToString(), ": ",
+                                 ctx.counters.collectives, " collectives inserted, ",
+                                 ctx.fallbacks, " ops on global values"));
+  module.attributes().Set(kSpmdReportAttribute,
+                          ir::Attribute::String(absl::StrJoin(ctx.report, "\n")));
+  return absl::OkStatus();
+}
+
+class SpmdPartitionPass : public Pass {
+ public:
+  explicit SpmdPartitionPass(int64_t num_partitions) : num_devices_(num_partitions) {}
+  std::string name() const override { return "spmd-partition"; }
+
+  absl::StatusOr<bool> Run(ir::Module& module) override {
+    ir::Computation* entry = module.entry();
+    if (entry == nullptr) return false;
+    for (const auto& c : module.computations()) {
+      if (c.get() == entry) continue;
+      for (const auto& inst : c->instructions()) {
+        if (IsManualComputation(*inst)) {
+          return absl::UnimplementedError(absl::StrCat(
+              inst->Describe(), ": manual computations outside the entry function (nested, or in "
+                                "a called function) are not supported yet"));
+        }
+      }
+    }
+    // Calls are inlined first: their bodies are then split like the rest of the entry.
+    EMBER_RETURN_IF_ERROR(CreateInlinePass()->Run(module).status());
+    absl::StatusOr<bool> propagated = CreateShardingPropagationPass()->Run(module);
+    std::string why;
+    if (!propagated.ok()) {
+      if (propagated.status().code() != absl::StatusCode::kUnimplemented) {
+        return propagated.status();
+      }
+      why = std::string(propagated.status().message());
+    } else if (*propagated) {
+      std::optional<ir::TensorSharding> any = AnySplit(*entry);
+      if (any.has_value()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Mesh mesh, ir::MeshOfSharding(module, *any));
+        if (mesh.size() == num_devices_) {
+          absl::Status done = PartitionEntry(module, *entry, std::move(mesh), *any, num_devices_);
+          ClearPropagation(module);
+          EMBER_RETURN_IF_ERROR(done);
+          return true;
+        }
+        why = absl::StrCat("its mesh ", mesh.ToString(), " has ", mesh.size(),
+                           " devices; the program runs on ", num_devices_);
+      }
+    }
+    ClearPropagation(module);
+    EMBER_ASSIGN_OR_RETURN(bool changed, CreateSpmdReplicatePass(num_devices_)->Run(module));
+    if (changed && !why.empty()) {
+      module.attributes().Set(
+          kSpmdReportAttribute,
+          ir::Attribute::String(absl::StrCat("spmd-replicate (every device runs the whole "
+                                             "program): ", why)));
+    }
+    return changed;
+  }
+
+ private:
+  const int64_t num_devices_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateSpmdPartitionPass(int64_t num_partitions) {
+  return std::make_unique<SpmdPartitionPass>(num_partitions);
+}
+
+}  // namespace ember::passes

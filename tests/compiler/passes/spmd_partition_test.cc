@@ -1,0 +1,291 @@
+// spmd-partition on hand-written SPMD programs: the local shapes of the per-device program and
+// the number and kind of collectives for the standard patterns (data parallel, Megatron column
+// then row, reductions over split dimensions), what stays whole and why (named in the report),
+// and the programs it gives to spmd-replicate. (Values on devices, next to XLA:CPU:
+// tests/jax/test_multidevice.py.)
+#include <string>
+
+#include "absl/strings/match.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pass.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/parse_module.h"
+
+namespace ember::passes {
+namespace {
+
+using test_util::Parse;
+
+int Count(const ir::Computation& c, ir::Opcode op) {
+  int n = 0;
+  for (const auto& inst : c.instructions()) n += inst->opcode() == op;
+  return n;
+}
+
+// The type of the first instruction with opcode `op`.
+std::string TypeOf(const ir::Computation& c, ir::Opcode op) {
+  for (const auto& inst : c.instructions()) {
+    if (inst->opcode() == op) return inst->result(0)->type().ToString();
+  }
+  return "none";
+}
+
+std::string Report(const ir::Module& m) {
+  const ir::Attribute* a = m.attributes().Find(kSpmdReportAttribute);
+  return a == nullptr ? "" : a->s;
+}
+
+absl::Status RunPass(ir::Module& module, int64_t devices) {
+  absl::StatusOr<bool> changed = CreateSpmdPartitionPass(devices)->Run(module);
+  if (!changed.ok()) return changed.status();
+  return ir::Verify(module);
+}
+
+TEST(SpmdPartitionTest, DataParallelStepRunsOnLocalBatchesAndAllReducesWeightGradients) {
+  // The batch is split four ways; the weights are replicated. The forward dot runs on 2 rows
+  // per device, and the weight gradient (a sum over the batch) is one all-reduce.
+  auto m = Parse(R"(
+module @jit_step {
+  sdy.mesh @mesh = <["b"=4]>
+  func.func public @main(%x: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>},
+                         %w: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>},
+          tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %h = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %t = stablehlo.tanh %h : tensor<8x6xf32>
+    %g = stablehlo.dot_general %x, %t, contracting_dims = [0] x [0] : (tensor<8x4xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+    return %t, %g : tensor<8x6xf32>, tensor<4x6xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(main.parameter(0)->type().ToString(), "tensor<2x4xf32>");
+  EXPECT_EQ(main.parameter(1)->type().ToString(), "tensor<4x6xf32>");
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<2x6xf32>");
+  EXPECT_EQ(main.result_types()[1].ToString(), "tensor<4x6xf32>");
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kTanh), "tensor<2x6xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kDynamicSlice), 0) << m->ToString();
+  EXPECT_NE(m->ToString().find("replica_groups = s64[1,4]{1,0} {{0, 1, 2, 3}}"), std::string::npos);
+  const std::string report = Report(*m);
+  EXPECT_TRUE(absl::StrContains(report, "1 collectives inserted, 0 ops on global values")) << report;
+  EXPECT_TRUE(absl::StrContains(report, "all-reduced over {\"b\"}")) << report;
+  // Propagation's attributes do not outlive the pass.
+  EXPECT_FALSE(absl::StrContains(m->ToString(), "ember.sharding")) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, MegatronColumnThenRowNeedsOneAllReduceOverTheModelAxis) {
+  auto m = Parse(R"(
+module @jit_mlp {
+  sdy.mesh @mesh = <["d"=2, "m"=2]>
+  func.func public @main(%x: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"d"}, {}]>},
+                         %w1: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"m"}]>},
+                         %w2: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"m"}, {}]>})
+      -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"d"}, {}]>}) {
+    %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+    %a = stablehlo.tanh %h : tensor<8x16xf32>
+    %y = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    return %y : tensor<8x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  // Each device: 4 rows, 8 of the 16 hidden units.
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kTanh), "tensor<4x8xf32>");
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<4x4xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
+  // Summed over the devices that differ only in "m".
+  EXPECT_NE(m->ToString().find("replica_groups = s64[2,2]{1,0} {{0, 1}, {2, 3}}"),
+            std::string::npos)
+      << m->ToString();
+}
+
+TEST(SpmdPartitionTest, ReductionsOverSplitDimensionsAllReduceOnlyWhenTheInitIsTheIdentity) {
+  auto m = Parse(R"(
+module @jit_reduce {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>})
+      -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %one = stablehlo.constant dense<1.0> : tensor<f32>
+    %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %s = stablehlo.reduce(%a init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+    %m = stablehlo.reduce(%a init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+    %o = stablehlo.reduce(%a init: %one) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+    return %s, %m, %o : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  // The sum and the max reduce their blocks and all-reduce; a sum starting at 1 would count the
+  // 1 four times, so that reduce gathers its operand first.
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 2) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 1) << m->ToString();
+  const std::string report = Report(*m);
+  EXPECT_TRUE(absl::StrContains(report, "gathered tensor<4x8xf32> along dimension 1 (split "
+                                        "{\"x\"}) for stablehlo.reduce"))
+      << report;
+}
+
+TEST(SpmdPartitionTest, WhatStaysWholeIsGatheredAndReported) {
+  auto m = Parse(R"(
+module @jit_whole {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %t: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> (tensor<32xf32>, tensor<16x4xf32>) {
+    %r = stablehlo.reshape %a : (tensor<8x4xf32>) -> tensor<32xf32>
+    %u = stablehlo.custom_call @ember_test_opaque(%t) : (tensor<16x4xf32>) -> tensor<16x4xf32>
+    return %r, %u : tensor<32xf32>, tensor<16x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const std::string report = Report(*m);
+  // A reshape merging a split minor dimension cannot keep it as contiguous blocks.
+  EXPECT_TRUE(absl::StrContains(report, "gathered tensor<8x4xf32> along dimension 1 (split "
+                                        "{\"x\"}) for stablehlo.reshape"))
+      << report;
+  // An op with no sharding rule runs on the whole value, and says so with the bytes.
+  EXPECT_TRUE(absl::StrContains(report, "on global values (no sharding rule): "
+                                        "stablehlo.custom_call"))
+      << report;
+  EXPECT_TRUE(absl::StrContains(report, "256 bytes of split operands gathered")) << report;
+  EXPECT_TRUE(absl::StrContains(report, "2 collectives inserted, 1 ops on global values"))
+      << report;
+}
+
+TEST(SpmdPartitionTest, WhileLoopsRunTheirBodyOnTheCarriedBlocks) {
+  auto m = Parse(R"(
+module @jit_loop {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%t: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<4x4xf32>)
+      -> (tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %l:2 = stablehlo.while(%i = %c, %v = %t) : tensor<i32>, tensor<16x4xf32>
+      cond {
+        %k = stablehlo.constant dense<3> : tensor<i32>
+        %p = stablehlo.compare LT, %i, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %p : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %n = stablehlo.add %i, %one : tensor<i32>
+        %d = stablehlo.dot_general %v, %w, contracting_dims = [1] x [0] : (tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+        %u = stablehlo.tanh %d : tensor<16x4xf32>
+        stablehlo.return %n, %u : tensor<i32>, tensor<16x4xf32>
+      }
+    return %l#1 : tensor<16x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<4x4xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  // The body's dot and tanh run on the device's 4 rows; the captured weights are read whole.
+  bool found = false;
+  for (const auto& c : m->computations()) {
+    if (c.get() == &main || Count(*c, ir::Opcode::kTanh) == 0) continue;
+    found = true;
+    EXPECT_EQ(TypeOf(*c, ir::Opcode::kTanh), "tensor<4x4xf32>") << m->ToString();
+    EXPECT_EQ(TypeOf(*c, ir::Opcode::kDotGeneral), "tensor<4x4xf32>") << m->ToString();
+    EXPECT_EQ(Count(*c, ir::Opcode::kAllGather), 0) << m->ToString();
+  }
+  EXPECT_TRUE(found) << m->ToString();
+  EXPECT_TRUE(absl::StrContains(Report(*m), "0 collectives inserted, 0 ops on global values"))
+      << Report(*m);
+}
+
+TEST(SpmdPartitionTest, ManualComputationsTakeTheirBlocksWithoutCollectives) {
+  auto m = Parse(R"(
+module @jit_body {
+  sdy.mesh @mesh = <["i"=4]>
+  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {}]>})
+      -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {}]>}) {
+    %e = stablehlo.exponential %arg0 : tensor<8x2xf32>
+    %0 = sdy.manual_computation(%e) in_shardings=[<@mesh, [{"i"}, {}]>] out_shardings=[<@mesh, [{"i"}, {}]>] manual_axes={"i"} (%arg1: tensor<2x2xf32>) {
+      %1 = stablehlo.negate %arg1 : tensor<2x2xf32>
+      sdy.return %1 : tensor<2x2xf32>
+    } : (tensor<8x2xf32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(main.parameter(0)->type().ToString(), "tensor<2x2xf32>");
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kExponential), "tensor<2x2xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kCall), 1);
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kDynamicSlice), 0) << m->ToString();
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<2x2xf32>");
+}
+
+TEST(SpmdPartitionTest, IotaAndConstantsKeepTheirBlockAndReshardsCut) {
+  auto m = Parse(R"(
+module @jit_gen {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}) {
+    %i = stablehlo.iota dim = 0 : tensor<8x4xf32>
+    %s = stablehlo.add %a, %i : tensor<8x4xf32>
+    return %s : tensor<8x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  // The add takes the result's split (propagated back from it): the argument is cut further
+  // along "y", rows 0-1 or 2-3 of the device's 4, so the offsets are 0, 2, 0, 2 (y minor), and
+  // the iota is made whole and cut.
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kAdd), "tensor<2x4xf32>");
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<2x4xf32>");
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kIota), "tensor<8x4xf32>");
+  EXPECT_NE(m->ToString().find("s64[4]{0} {0, 2, 0, 2}"), std::string::npos) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
+  auto m = Parse(R"(
+module @jit_two {
+  sdy.mesh @a = <["x"=4]>
+  sdy.mesh @b = <["y"=4]>
+  func.func public @main(%p: tensor<8xf32> {sdy.sharding = #sdy.sharding<@a, [{"x"}]>},
+                         %q: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>})
+      -> tensor<8xf32> {
+    %s = stablehlo.add %p, %q : tensor<8xf32>
+    return %s : tensor<8xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 2);
+  EXPECT_TRUE(absl::StrContains(Report(*m), "spmd-replicate (every device runs the whole program)"))
+      << Report(*m);
+}
+
+TEST(SpmdPartitionTest, ProgramsWithoutSplitsAreLeftAlone) {
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<4xf32> {
+    %0 = stablehlo.negate %a : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<bool> changed = CreateSpmdPartitionPass(4)->Run(*m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_FALSE(absl::StrContains(m->ToString(), "ember.sharding")) << m->ToString();
+}
+
+}  // namespace
+}  // namespace ember::passes
