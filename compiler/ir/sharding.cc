@@ -268,26 +268,52 @@ std::string GspmdString(const TensorSharding& sharding, const Mesh* mesh, int64_
   }
   int64_t tiled = 1;
   for (int64_t t : tiles) tiled *= t;
-  const int64_t replicas = mesh->size() / tiled;
+  // Devices that hold parts of one sum (unreduced axes) form a subgroup of their own, before the
+  // replicas (XLA's last_tile_dims={unreduced, replicated}).
+  int64_t unreduced = 1;
+  TensorSharding sums;
+  if (!sharding.unreduced_axes.empty()) {
+    sums.dims.resize(1);
+    sums.dims[0].axes = sharding.unreduced_axes;
+    absl::StatusOr<int64_t> n = SplitCount(sums, *mesh, 0);
+    if (!n.ok()) return "{replicated}";
+    unreduced = *n;
+  }
+  if (tiled * unreduced > mesh->size()) return "{replicated}";
+  const int64_t replicas = mesh->size() / (tiled * unreduced);
+  if (tiled == 1 && replicas == 1 && unreduced > 1) return "{unreduced}";
   std::vector<int64_t> all_tiles = tiles;
+  if (unreduced > 1) all_tiles.push_back(unreduced);
   if (replicas > 1) all_tiles.push_back(replicas);
-  // Device ids by tile: the block index along each dimension, then the position among the
-  // devices that hold the same block.
+  // Device ids by tile: the block index along each dimension, the position in the sum, then the
+  // position among the devices that hold the same part.
   std::vector<int64_t> assignment(mesh->size(), -1);
-  std::vector<int64_t> seen_per_block(tiled, 0);
+  std::vector<int64_t> seen_per_group(tiled * unreduced, 0);
   for (int64_t position = 0; position < mesh->size(); ++position) {
     const int64_t id = mesh->device_ids.empty() ? position : mesh->device_ids[position];
     absl::StatusOr<std::vector<int64_t>> index = ShardIndex(sharding, *mesh, id);
     if (!index.ok()) return "{replicated}";
-    int64_t block = 0;
-    for (int64_t d = 0; d < rank; ++d) block = block * tiles[d] + (*index)[d];
-    const int64_t slot = block * replicas + seen_per_block[block]++;
+    int64_t group = 0;
+    for (int64_t d = 0; d < rank; ++d) group = group * tiles[d] + (*index)[d];
+    if (unreduced > 1) {
+      absl::StatusOr<std::vector<int64_t>> part = ShardIndex(sums, *mesh, id);
+      if (!part.ok()) return "{replicated}";
+      group = group * unreduced + (*part)[0];
+    }
+    const int64_t slot = group * replicas + seen_per_group[group]++;
     if (slot >= mesh->size()) return "{replicated}";
     assignment[slot] = id;
   }
+  std::string last;
+  if (unreduced > 1 && replicas > 1) {
+    last = " last_tile_dims={unreduced, replicated}";
+  } else if (unreduced > 1) {
+    last = " last_tile_dims={unreduced}";
+  } else if (replicas > 1) {
+    last = " last_tile_dim_replicate";
+  }
   return absl::StrCat("{devices=[", absl::StrJoin(all_tiles, ","), "]",
-                      absl::StrJoin(assignment, ","),
-                      replicas > 1 ? " last_tile_dim_replicate}" : "}");
+                      absl::StrJoin(assignment, ","), last, "}");
 }
 
 }  // namespace ember::ir

@@ -77,7 +77,8 @@ absl::StatusOr<TensorSharding> TiledSharding(absl::Span<const int64_t> tile_dims
 absl::StatusOr<std::vector<int64_t>> IotaTileDevices(absl::Span<const int64_t> reshape,
                                                      absl::Span<const int64_t> perm);
 // The GSPMD text of a sharding over `mesh` for a tensor of `rank` ("{replicated}",
-// "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"), with explicit device ids.
+// "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", unreduced axes as
+// "last_tile_dims={unreduced, replicated}" or "{unreduced}"), with explicit device ids.
 std::string GspmdString(const TensorSharding& sharding, const Mesh* mesh, int64_t rank);
 
 }  // namespace ember::ir

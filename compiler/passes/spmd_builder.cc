@@ -36,6 +36,19 @@ bool IsManualComputation(const ir::Instruction& inst) {
          target->s == "sdy.manual_computation";
 }
 
+const ir::Instruction* FindManualComputation(const ir::Computation& c) {
+  for (const auto& inst : c.instructions()) {
+    if (IsManualComputation(*inst)) return inst.get();
+    for (const ir::Computation* r : inst->regions()) {
+      if (const ir::Instruction* m = FindManualComputation(*r)) return m;
+    }
+    if (inst->callee() != nullptr) {
+      if (const ir::Instruction* m = FindManualComputation(*inst->callee())) return m;
+    }
+  }
+  return nullptr;
+}
+
 absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::Instruction& inst,
                                                                    const char* name, size_t count) {
   const ir::Attribute* list = inst.attribute(name);
@@ -101,7 +114,8 @@ ir::TensorSharding ShardingOf(const ir::TensorSharding& mesh_of, const DimSplits
 
 absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const ir::Attribute* attr,
                                                const ir::ValueType& type, int64_t num_devices,
-                                               const std::string& what) {
+                                               const std::string& what,
+                                               bool allow_unreduced) {
   if (attr == nullptr || (attr->kind == ir::Attribute::Kind::kString && attr->s.empty())) {
     return std::nullopt;  // no sharding given (an empty mhlo.sharding says nothing)
   }
@@ -125,12 +139,12 @@ absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const i
   }
   absl::StatusOr<ir::Mesh> mesh = ir::MeshOfSharding(module, sharding);
   if (!mesh.ok()) return fail(mesh.status());
-  if (!sharding.unreduced_axes.empty()) {
+  if (!sharding.unreduced_axes.empty() && !allow_unreduced) {
     return fail(absl::UnimplementedError(absl::StrCat(
         "the sharding ", sharding.ToString(), " has unreduced axes, which are not supported yet")));
   }
   if (!type.is_tensor()) return fail(absl::UnimplementedError("only arrays can be sharded"));
-  if (ir::IsFullyReplicated(sharding, &*mesh)) {
+  if (sharding.unreduced_axes.empty() && ir::IsFullyReplicated(sharding, &*mesh)) {
     // Still check the rank: a sharding of the wrong rank is a malformed program.
     if (sharding.dims.size() != type.dims().size()) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
@@ -281,6 +295,20 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
   return c_.AddInstruction(ir::Opcode::kDynamicSlice, std::move(operands),
                            {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
       ->result();
+}
+
+absl::StatusOr<ir::Value*> SpmdBuilder::BlockOffset(const ir::Mesh& mesh,
+                                                    const std::vector<ir::MeshAxisRef>& axes,
+                                                    int64_t block, const ir::Location& loc) {
+  ir::TensorSharding one;
+  one.dims.resize(1);
+  one.dims[0].axes = axes;
+  std::vector<int64_t> offsets(num_devices_);
+  for (int64_t p = 0; p < num_devices_; ++p) {
+    EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh, p));
+    offsets[p] = index[0] * block;
+  }
+  return Lookup(offsets, loc);
 }
 
 absl::StatusOr<ir::Value*> SpmdBuilder::Reshard(ir::Value* v, const ir::Mesh& mesh,

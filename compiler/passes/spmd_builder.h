@@ -27,15 +27,19 @@ struct Split {
 
 // The split a sharding attribute (sdy.sharding or mhlo.sharding) describes for a value of
 // `type`, checked against the program's `num_devices` devices; nullopt when the value is
-// replicated. `what` names the argument or result in errors.
+// replicated. `what` names the argument or result in errors. Unreduced axes are an error
+// unless `allow_unreduced`.
 absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const ir::Attribute* attr,
                                                const ir::ValueType& type, int64_t num_devices,
-                                               const std::string& what);
+                                               const std::string& what,
+                                               bool allow_unreduced = false);
 // The sharding attribute a parameter or result states (sdy.sharding, else mhlo.sharding).
 const ir::Attribute* StatedSharding(const ir::AttributeMap& attrs);
 
 // Manual computations (sdy.manual_computation custom calls: shard_map).
 bool IsManualComputation(const ir::Instruction& inst);
+// A manual computation that `c` runs (in it, its regions or what it calls), or null.
+const ir::Instruction* FindManualComputation(const ir::Computation& c);
 // Its in_shardings (`name` "in_shardings", one per operand) or out_shardings (one per result).
 absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::Instruction& inst,
                                                                    const char* name, size_t count);
@@ -94,6 +98,11 @@ class SpmdBuilder {
   // This device's shard of `global`.
   absl::StatusOr<ir::Value*> Cut(ir::Value* global, const Split& split, const ir::Location& loc);
 
+  // The offset (an s64 scalar) of this device's block along a dimension split over `axes` into
+  // blocks of `block` elements.
+  absl::StatusOr<ir::Value*> BlockOffset(const ir::Mesh& mesh,
+                                         const std::vector<ir::MeshAxisRef>& axes, int64_t block,
+                                         const ir::Location& loc);
   // table[partition_id] as an s64 scalar.
   absl::StatusOr<ir::Value*> Lookup(const std::vector<int64_t>& table, const ir::Location& loc);
   absl::StatusOr<ir::Value*> Scalar(int64_t v, const ir::Location& loc);

@@ -10,7 +10,7 @@
 //     those axes;
 //   - a factor whose split a tensor cannot hold as a contiguous block (the minor factor of a
 //     merged dimension, a split that does not divide), or that an op cannot run on locally
-//     (gather and scatter, grouped convolutions, reductions whose init is not their identity),
+//     (scatter, grouped convolutions, reductions whose init is not their identity),
 //     stays whole: its operands are gathered along it;
 //   - calls are inlined first;
 //   - ops without a rule, and control flow, run on global values (operands and the
@@ -25,6 +25,7 @@
 // nothing split are given to spmd-replicate. The report (kSpmdReportAttribute on the module)
 // counts the collectives inserted and names each fallback.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -47,9 +48,31 @@ namespace {
 
 // A value of the new entry and how it is split (every dimension whole: replicated).
 struct Held {
+  Held() = default;
+  Held(ir::Value* l, DimSplits d, std::vector<ir::MeshAxisRef> p = {},
+       const ir::Instruction* op = nullptr)
+      : local(l), dims(std::move(d)), partial(std::move(p)), partial_op(op) {}
   ir::Value* local = nullptr;
   DimSplits dims;
+  // Unreduced axes: `local` is this device's part of a sum over the devices that differ only in
+  // them (the reduction of `partial_op`'s region, or a sum when it is null).
+  std::vector<ir::MeshAxisRef> partial;
+  const ir::Instruction* partial_op = nullptr;
 };
+
+// How a value is wanted: its splits, and the axes it may stay unreduced over (a sum still to
+// take, as JAX's unreduced shardings ask).
+struct Want {
+  DimSplits dims;
+  std::vector<ir::MeshAxisRef> unreduced;
+};
+
+bool SameAxisSet(const std::vector<ir::MeshAxisRef>& a, const std::vector<ir::MeshAxisRef>& b) {
+  if (a.size() != b.size()) return false;
+  return std::all_of(a.begin(), a.end(), [&](const ir::MeshAxisRef& x) {
+    return std::any_of(b.begin(), b.end(), [&](const ir::MeshAxisRef& y) { return x.name == y.name; });
+  });
+}
 
 bool IsConstraint(const ir::Instruction& inst) {
   if (inst.opcode() != ir::Opcode::kCustomCall) return false;
@@ -104,6 +127,7 @@ struct Context {
   std::unordered_map<const ir::Value*, ir::ValueType> global_types;
   // How many ops run each region (a region shared by two ops cannot take two splits).
   std::unordered_map<const ir::Computation*, int> region_uses;
+  std::unordered_map<const ir::Computation*, int> callee_uses;
   std::vector<std::string> report;
   int64_t fallbacks = 0;
 };
@@ -113,20 +137,25 @@ struct Context {
 // the computation they belong to, which emits their reshards there.
 class Partitioner {
  public:
-  Partitioner(Context& ctx, ir::Computation& c, Partitioner* parent)
-      : ctx_(ctx), c_(c), parent_(parent), mesh_(ctx.mesh), build_(c, ctx.num_devices, ctx.counters) {}
+  // `consumed`: the manual axes of the manual computations whose body `c` is (values in it are
+  // already per-device along them).
+  Partitioner(Context& ctx, ir::Computation& c, Partitioner* parent,
+              std::vector<std::string> consumed = {})
+      : ctx_(ctx), c_(c), parent_(parent), consumed_(std::move(consumed)), mesh_(ctx.mesh),
+        build_(c, ctx.num_devices, ctx.counters) {}
 
   // Parameter i arrives split as `params[i]`; result r leaves split as `results[r]` (nullopt:
   // as it is). Returns the results' splits.
-  absl::StatusOr<std::vector<DimSplits>> Run(const std::vector<DimSplits>& params,
-                                             const std::vector<std::optional<DimSplits>>& results) {
+  absl::StatusOr<std::vector<DimSplits>> Run(const std::vector<Held>& params,
+                                             const std::vector<std::optional<Want>>& results) {
     if (params.size() != c_.parameters().size()) {
       return absl::InternalError(absl::StrCat("spmd-partition: ", params.size(), " splits for ",
                                               c_.parameters().size(), " parameters"));
     }
     for (size_t i = 0; i < c_.parameters().size(); ++i) {
       ir::Value* p = c_.parameter(i);
-      Held h{p, params[i]};
+      Held h = params[i];
+      h.local = p;
       h.dims.resize(Rank(p));
       if (!Replicated(h.dims)) {
         EMBER_ASSIGN_OR_RETURN(ir::ValueType local, SpmdBuilder::LocalType(p->type(), mesh_, h.dims));
@@ -150,11 +179,12 @@ class Partitioner {
     for (size_t r = 0; r < ret->operands().size(); ++r) {
       const ir::Value* v = ret->operand(r);
       EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
-      DimSplits want = r < results.size() && results[r].has_value() ? *results[r] : h->dims;
-      want.resize(Rank(v));
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, nullptr, ret->location()));
+      Want want{h->dims, {}};
+      if (r < results.size() && results[r].has_value()) want = *results[r];
+      want.dims.resize(Rank(v));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, AsUnreduced(v, want, ret->location()));
       returned.push_back(local);
-      splits.push_back(std::move(want));
+      splits.push_back(std::move(want.dims));
     }
     c_.AddInstruction(ir::Opcode::kReturn, std::move(returned), {}, ret->attributes(), {},
                       ret->location());
@@ -196,6 +226,19 @@ class Partitioner {
       auto it = global_.find(v);
       if (it != global_.end()) return it->second;
     }
+    Held reduced;
+    if (!h->partial.empty()) {
+      // A partial sum is completed once, where it is first needed whole.
+      auto it = reduced_.find(v);
+      if (it == reduced_.end()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Computation * region, SumRegion(*h, v->type().element_type(), loc));
+        EMBER_ASSIGN_OR_RETURN(ir::Value * sum,
+                               build_.AllReduce(h->local, mesh_, h->partial, region, loc));
+        it = reduced_.emplace(v, sum).first;
+      }
+      reduced = Held{it->second, h->dims};
+      h = &reduced;
+    }
     for (size_t d = 0; d < h->dims.size(); ++d) {
       const std::vector<ir::MeshAxisRef> none;
       const std::vector<ir::MeshAxisRef>& to = d < want.size() ? want[d] : none;
@@ -209,6 +252,78 @@ class Partitioner {
     EMBER_ASSIGN_OR_RETURN(ir::Value * local, build_.Reshard(h->local, mesh_, h->dims, want, loc));
     if (Replicated(want)) global_[v] = local;
     return local;
+  }
+
+  // `v` as `want` says, unreduced over `want.unreduced` (a partial sum over the same axes stays
+  // one: gathers and cuts commute with the sum; a whole value becomes one by keeping it on the
+  // first device of each group and zeros elsewhere).
+  absl::StatusOr<ir::Value*> AsUnreduced(const ir::Value* v, const Want& want,
+                                         const ir::Location& loc) {
+    if (want.unreduced.empty()) return As(v, want.dims, nullptr, loc);
+    Partitioner* owner = Owner(v);
+    if (owner != this && owner != nullptr) {
+      EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+      if (!h->partial.empty()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "an unreduced value of an enclosing function is returned unreduced by ", c_.name()));
+      }
+    }
+    EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+    if (SameAxisSet(h->partial, want.unreduced) &&
+        (h->partial_op == nullptr ||
+         PartialKind(*h->partial_op) == collectives::ReductionKind::kSum)) {
+      return build_.Reshard(h->local, mesh_, h->dims, want.dims, loc);
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Value * whole, As(v, want.dims, nullptr, loc));
+    ir::TensorSharding one;
+    one.dims.resize(1);
+    one.dims[0].axes = want.unreduced;
+    std::vector<int64_t> first(ctx_.num_devices);
+    for (int64_t p = 0; p < ctx_.num_devices; ++p) {
+      EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh_, p));
+      first[p] = index[0] == 0 ? 1 : 0;
+    }
+    const ir::ValueType& type = whole->type();
+    const ir::ValueType pred_scalar = ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kPred));
+    EMBER_ASSIGN_OR_RETURN(ir::Shape pred_shape, ir::Shape::Make(ir::ElementType::kPred, type.dims()));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * flag, build_.Lookup(first, loc));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zero64, build_.Scalar(0, loc));
+    ir::AttributeMap ne;
+    ne.Set("comparison_direction", ir::Attribute::String("NE"));
+    ir::Value* keep =
+        c_.AddInstruction(ir::Opcode::kCompare, {flag, zero64}, {pred_scalar}, std::move(ne), {}, loc)
+            ->result();
+    ir::AttributeMap b1, b2;
+    b1.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+    b2.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+    ir::Value* mask = c_.AddInstruction(ir::Opcode::kBroadcastInDim, {keep},
+                                        {ir::ValueType::Tensor(pred_shape)}, std::move(b1), {}, loc)
+                          ->result();
+    EMBER_ASSIGN_OR_RETURN(ir::Literal zero_literal,
+                           ir::Literal::Create(ir::Shape::Scalar(type.element_type())));
+    ir::AttributeMap z;
+    z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
+    ir::Value* zero = c_.AddInstruction(ir::Opcode::kConstant, {},
+                                        {ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()))},
+                                        std::move(z), {}, loc)
+                          ->result();
+    ir::Value* zeros =
+        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {type}, std::move(b2), {}, loc)->result();
+    return c_.AddInstruction(ir::Opcode::kSelect, {mask, whole, zeros}, {type}, {}, {}, loc)->result();
+  }
+
+  // The region that completes `h`'s partial value: its op's reduction, or a sum.
+  absl::StatusOr<ir::Computation*> SumRegion(const Held& h, ir::ElementType type,
+                                             const ir::Location& loc) {
+    if (h.partial_op != nullptr) {
+      std::optional<collectives::ReductionKind> kind = PartialKind(*h.partial_op);
+      if (!kind.has_value()) {
+        return absl::InternalError(absl::StrCat(h.partial_op->Describe(), ": a partial result of "
+                                                "an op that cannot leave one"));
+      }
+      return ReductionRegion(*h.partial_op, *kind);
+    }
+    return AddRegion(type, loc);
   }
 
   absl::Status Emit(const ir::Instruction& inst) {
@@ -274,7 +389,12 @@ class Partitioner {
       EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, &inst, inst.location()));
       operands.push_back(local);
     }
-    std::vector<std::optional<DimSplits>> wants(results.begin(), results.end());
+    std::vector<Held> carried;
+    std::vector<std::optional<Want>> wants;
+    for (const DimSplits& r : results) {
+      carried.push_back(Held{nullptr, r});
+      wants.push_back(Want{r, {}});
+    }
     if (loop) {
       ir::Computation& cond = *inst.regions()[0];
       ir::Computation& body = *inst.regions()[1];
@@ -283,11 +403,11 @@ class Partitioner {
             absl::StrCat(inst.Describe(), ": its regions do not take its ", results.size(),
                          " carried values"));
       }
-      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, cond, this).Run(results, {}).status());
-      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, body, this).Run(results, wants).status());
+      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, cond, this, consumed_).Run(carried, {}).status());
+      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, body, this, consumed_).Run(carried, wants).status());
     } else {
       for (ir::Computation* branch : inst.regions()) {
-        EMBER_RETURN_IF_ERROR(Partitioner(ctx_, *branch, this).Run({}, wants).status());
+        EMBER_RETURN_IF_ERROR(Partitioner(ctx_, *branch, this, consumed_).Run({}, wants).status());
       }
     }
     std::vector<ir::ValueType> types;
@@ -305,6 +425,13 @@ class Partitioner {
 
   // The op as written on global operands; its results are held replicated.
   absl::Status EmitGlobal(const ir::Instruction& inst, const std::string& why) {
+    for (const ir::Computation* region : inst.regions()) {
+      if (const ir::Instruction* manual = FindManualComputation(*region)) {
+        return absl::UnimplementedError(absl::StrCat(
+            manual->Describe(), ": a manual computation inside ", inst.Describe(), ", which runs "
+            "on global values (", why, "), is not supported yet"));
+      }
+    }
     std::vector<ir::Value*> operands;
     int64_t bytes = 0;
     for (const ir::Value* v : inst.operands()) {
@@ -398,8 +525,7 @@ class Partitioner {
   // factor stays whole.
   static bool RunsOnlyWhole(const ir::Instruction& inst) {
     switch (inst.opcode()) {
-      case ir::Opcode::kGather:
-      case ir::Opcode::kScatter:
+      case ir::Opcode::kScatter:  // each device's updates land anywhere in the operand
         return true;
       case ir::Opcode::kConvolution: {
         for (const char* name : {"feature_group_count", "batch_group_count"}) {
@@ -506,17 +632,8 @@ class Partitioner {
         }
       }
     }
-    // Generators make their global value and keep this device's block.
     if (inst.opcode() == ir::Opcode::kIota || inst.opcode() == ir::Opcode::kConstant) {
-      std::vector<ir::ValueType> types = {inst.result(0)->type()};
-      ir::Instruction* copy = Add(inst, {}, std::move(types));
-      const DimSplits& want = splits[inst.operands().size()];
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local,
-                             build_.Cut(copy->result(0), mesh_, DimSplits(want.size()), want,
-                                        inst.location()));
-      held_[inst.result(0)] = Held{local, want};
-      global_[inst.result(0)] = copy->result(0);
-      return absl::OkStatus();
+      return EmitGenerator(inst, splits[inst.operands().size()]);
     }
     std::vector<ir::Value*> operands;
     for (size_t k = 0; k < inst.operands().size(); ++k) {
@@ -542,24 +659,126 @@ class Partitioner {
     if (inst.opcode() == ir::Opcode::kDynamicSlice && !types.empty()) {
       copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(types[0].dims()));
     }
+    if (inst.opcode() == ir::Opcode::kGather) {
+      // A split operand dimension is one the gather takes whole: it takes the local block whole.
+      const std::vector<int64_t>* sizes = IntsAttribute(inst, "slice_sizes");
+      const std::vector<int64_t>& global = GlobalType(inst.operand(0)).dims();
+      const std::vector<int64_t>& local = copy->operand(0)->type().dims();
+      if (sizes == nullptr || sizes->size() != local.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no slice_sizes"));
+      }
+      std::vector<int64_t> adjusted = *sizes;
+      for (size_t d = 0; d < local.size(); ++d) {
+        if (local[d] == global[d]) continue;
+        if ((*sizes)[d] != global[d]) {
+          return absl::InternalError(absl::StrCat(inst.Describe(), ": operand dimension ", d,
+                                                  " is split but not gathered whole"));
+        }
+        adjusted[d] = local[d];
+      }
+      copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(adjusted));
+    }
     std::vector<ir::MeshAxisRef> summed;
     for (size_t f = 0; f < nf; ++f) {
       if (rule.reduction[f]) summed.insert(summed.end(), axes[f].begin(), axes[f].end());
     }
     if (!summed.empty()) {
-      ctx_.report.push_back(absl::StrCat("  all-reduced over ", AxesText(summed), " (a sum over split ",
-                                     "factors): ", inst.Describe()));
+      ctx_.report.push_back(absl::StrCat("  unreduced over ", AxesText(summed),
+                                         " (a sum over split factors, all-reduced where first "
+                                         "needed whole): ", inst.Describe()));
     }
     for (size_t r = 0; r < inst.num_results(); ++r) {
-      ir::Value* local = copy->result(r);
+      Held h{copy->result(r), std::move(result_splits[r])};
       if (!summed.empty()) {
-        EMBER_ASSIGN_OR_RETURN(ir::Computation * region, ReductionRegion(inst, *partial));
-        EMBER_ASSIGN_OR_RETURN(local, build_.AllReduce(local, mesh_, summed, region,
-                                                       inst.location()));
+        h.partial = summed;
+        h.partial_op = &inst;
       }
-      held_[inst.result(r)] = Held{local, std::move(result_splits[r])};
+      held_[inst.result(r)] = std::move(h);
     }
     return absl::OkStatus();
+  }
+
+  // An iota or constant split as `want`: made locally where that is exact (an iota's block is a
+  // local iota plus the block's offset, a splat constant is a smaller splat), else made whole
+  // and cut.
+  absl::Status EmitGenerator(const ir::Instruction& inst, const DimSplits& want) {
+    const ir::ValueType& global = inst.result(0)->type();
+    EMBER_ASSIGN_OR_RETURN(ir::ValueType local_type, SpmdBuilder::LocalType(global, mesh_, want));
+    const ir::Location& loc = inst.location();
+    if (Replicated(want)) {
+      held_[inst.result(0)] = Held{Add(inst, {}, {global})->result(0), want};
+      return absl::OkStatus();
+    }
+    if (inst.opcode() == ir::Opcode::kConstant) {
+      EMBER_ASSIGN_OR_RETURN(std::optional<ir::Literal> splat,
+                             SplatOf(ConstantLiteral(inst.result(0)), local_type));
+      if (splat.has_value()) {
+        ir::AttributeMap attrs;
+        attrs.Set("value", ir::Attribute::OfLiteral(*std::move(splat)));
+        ir::Value* v = c_.AddInstruction(ir::Opcode::kConstant, {}, {local_type}, std::move(attrs),
+                                         {}, loc)
+                           ->result();
+        held_[inst.result(0)] = Held{v, want};
+        return absl::OkStatus();
+      }
+    }
+    const ir::Attribute* dim_attr = inst.attribute("iota_dimension");
+    const ir::ElementType type = global.element_type();
+    if (inst.opcode() == ir::Opcode::kIota && dim_attr != nullptr &&
+        dim_attr->kind == ir::Attribute::Kind::kInt && (ir::IsInteger(type) || ir::IsFloat(type))) {
+      // Global index = local index + the block's offset along the iota dimension, computed in
+      // s64 and converted once, as the whole iota converts its index.
+      const int64_t dim = dim_attr->i;
+      const std::vector<int64_t>& dims = local_type.dims();
+      EMBER_ASSIGN_OR_RETURN(ir::Shape s64_shape, ir::Shape::Make(ir::ElementType::kS64, dims));
+      const ir::ValueType s64 = ir::ValueType::Tensor(s64_shape);
+      ir::AttributeMap attrs;
+      attrs.Set("iota_dimension", ir::Attribute::Int(dim));
+      ir::Value* v = c_.AddInstruction(ir::Opcode::kIota, {}, {s64}, std::move(attrs), {}, loc)
+                         ->result();
+      if (dim >= 0 && static_cast<size_t>(dim) < want.size() && !want[dim].empty()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Value * offset,
+                               build_.BlockOffset(mesh_, want[dim], dims[dim], loc));
+        ir::AttributeMap b;
+        b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+        ir::Value* spread =
+            c_.AddInstruction(ir::Opcode::kBroadcastInDim, {offset}, {s64}, std::move(b), {}, loc)
+                ->result();
+        v = c_.AddInstruction(ir::Opcode::kAdd, {v, spread}, {s64}, {}, {}, loc)->result();
+      }
+      if (type != ir::ElementType::kS64) {
+        v = c_.AddInstruction(ir::Opcode::kConvert, {v}, {local_type}, {}, {}, loc)->result();
+      }
+      held_[inst.result(0)] = Held{v, want};
+      return absl::OkStatus();
+    }
+    ir::Value* whole = Add(inst, {}, {global})->result(0);
+    EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                           build_.Cut(whole, mesh_, DimSplits(want.size()), want, loc));
+    held_[inst.result(0)] = Held{local, want};
+    global_[inst.result(0)] = whole;
+    return absl::OkStatus();
+  }
+
+  // A literal of `type` holding `whole`'s one value when every element of `whole` is the same;
+  // nullopt otherwise.
+  static absl::StatusOr<std::optional<ir::Literal>> SplatOf(const ir::Literal* whole,
+                                                           const ir::ValueType& type) {
+    if (whole == nullptr) return std::nullopt;
+    const absl::Span<const uint8_t> bytes = whole->bytes();
+    const int64_t n = whole->shape().element_count();
+    if (n <= 0 || bytes.size() % n != 0) return std::nullopt;
+    const size_t width = bytes.size() / n;  // 0 for packed sub-byte types: not handled here
+    if (width == 0) return std::nullopt;
+    for (size_t at = width; at < bytes.size(); at += width) {
+      if (std::memcmp(bytes.data(), bytes.data() + at, width) != 0) return std::nullopt;
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Literal out, ir::Literal::Create(type.shape()));
+    absl::Span<uint8_t> dst = out.mutable_bytes();
+    for (size_t at = 0; at + width <= dst.size(); at += width) {
+      std::memcpy(dst.data() + at, bytes.data(), width);
+    }
+    return std::optional<ir::Literal>(std::move(out));
   }
 
   // The region of the all-reduce that completes a partial result of `inst`.
@@ -572,22 +791,27 @@ class Partitioner {
     if (kind != collectives::ReductionKind::kSum) {
       return absl::InternalError(absl::StrCat(inst.Describe(), ": no partial sum region"));
     }
-    const ir::ValueType scalar = ir::ValueType::Tensor(
-        ir::Shape::Scalar(inst.result(0)->type().element_type()));
+    return AddRegion(inst.result(0)->type().element_type(), inst.location());
+  }
+
+  // A region adding two scalars of `type`.
+  absl::StatusOr<ir::Computation*> AddRegion(ir::ElementType type, const ir::Location& loc) {
+    const ir::ValueType scalar = ir::ValueType::Tensor(ir::Shape::Scalar(type));
     ir::Computation* region = ctx_.module.AddRegion("spmd_sum");
     ir::Value* a = region->AddParameter(scalar);
     ir::Value* b = region->AddParameter(scalar);
-    ir::Value* sum = region->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {},
-                                            inst.location())
-                         ->result();
-    region->AddInstruction(ir::Opcode::kReturn, {sum}, {}, {}, {}, inst.location());
+    ir::Value* sum = region->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {}, loc)->result();
+    region->AddInstruction(ir::Opcode::kReturn, {sum}, {}, {}, {}, loc);
     return region;
   }
 
-  // A manual computation: its operands in its in_shardings are the blocks its body takes; its
-  // results are held as its out_shardings say.
+  // A manual computation (shard_map): its operands in its in_shardings are the blocks its body
+  // takes along the manual axes; its results are held as its out_shardings say. Where mesh axes
+  // are left free (partially manual), the blocks are also split along the free axes the
+  // shardings name, and the body is partitioned in turn over them (its values whole along the
+  // free axes: correct, the work along them not split yet).
   absl::Status EmitManual(const ir::Instruction& inst) {
-    const ir::Computation* body = inst.callee();
+    ir::Computation* body = inst.callee();
     if (body == nullptr) return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no body"));
     EMBER_ASSIGN_OR_RETURN(std::vector<const ir::TensorSharding*> ins,
                            ShardingList(inst, "in_shardings", inst.operands().size()));
@@ -598,34 +822,112 @@ class Partitioner {
                                                      body->parameters().size(), " values, not ",
                                                      inst.operands().size()));
     }
+    std::vector<std::string> manual;
+    if (const ir::Attribute* axes = inst.attribute("manual_axes");
+        axes != nullptr && axes->kind == ir::Attribute::Kind::kList) {
+      for (const ir::Attribute& a : axes->list) {
+        if (a.kind == ir::Attribute::Kind::kString) manual.push_back(a.s);
+      }
+    }
+    auto in = [](const std::vector<std::string>& list, const std::string& name) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    bool partial = false;
+    for (size_t a = 0; a < mesh_.axes.size(); ++a) {
+      partial |= mesh_.sizes[a] > 1 && !in(manual, mesh_.axes[a]) && !in(consumed_, mesh_.axes[a]);
+    }
+    // A sharding of the manual computation as splits, and its free-axis part.
+    auto parts = [&](const ir::TensorSharding& sharding, const ir::ValueType& type,
+                     DimSplits& all, DimSplits& free) -> absl::Status {
+      if (!sharding.unreduced_axes.empty()) {
+        for (const ir::MeshAxisRef& a : sharding.unreduced_axes) {
+          if (!in(manual, a.name)) {
+            return absl::UnimplementedError(absl::StrCat(
+                inst.Describe(), ": its sharding ", sharding.ToString(),
+                " is unreduced over the free axis \"", a.name, "\""));
+          }
+        }
+      }
+      EMBER_ASSIGN_OR_RETURN(ir::Mesh mesh, ir::MeshOfSharding(ctx_.module, sharding));
+      if (mesh != mesh_) {
+        return absl::UnimplementedError(absl::StrCat(
+            inst.Describe(), ": its sharding ", sharding.ToString(), " is over the mesh ",
+            mesh.ToString(), ", not the program's ", mesh_.ToString()));
+      }
+      if (absl::Status even = ir::ShardDims(type.dims(), sharding, mesh).status(); !even.ok()) {
+        return absl::Status(even.code(), absl::StrCat(inst.Describe(), ": ", even.message()));
+      }
+      all = SplitsOf(sharding, type.dims().size());
+      free = DimSplits(all.size());
+      for (size_t d = 0; d < all.size(); ++d) {
+        for (const ir::MeshAxisRef& a : all[d]) {
+          if (in(consumed_, a.name)) {
+            return absl::UnimplementedError(absl::StrCat(
+                inst.Describe(), ": its sharding ", sharding.ToString(), " names the axis \"",
+                a.name, "\", manual in an enclosing manual computation"));
+          }
+          const bool is_manual = in(manual, a.name);
+          if (is_manual && !free[d].empty()) {
+            return absl::UnimplementedError(absl::StrCat(
+                inst.Describe(), ": dimension ", d, " of ", sharding.ToString(),
+                " splits over a free axis before a manual one"));
+          }
+          if (!is_manual) free[d].push_back(a);
+        }
+      }
+      return absl::OkStatus();
+    };
     std::vector<ir::Value*> locals;
+    std::vector<Held> free_params;
     for (size_t k = 0; k < inst.operands().size(); ++k) {
       const ir::Value* v = inst.operand(k);
-      EMBER_ASSIGN_OR_RETURN(Split split,
-                             ManualSplit(ctx_.module, inst, *ins[k], GlobalType(v), ctx_.num_devices));
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local,
-                             As(v, SplitsOf(split.sharding, Rank(v)), &inst, inst.location()));
-      if (body->parameter(k)->type() != local->type()) {
+      DimSplits all, free;
+      EMBER_RETURN_IF_ERROR(parts(*ins[k], GlobalType(v), all, free));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, all, &inst, inst.location()));
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType takes,
+                             SpmdBuilder::LocalType(body->parameter(k)->type(), mesh_, free));
+      if (takes != local->type()) {
         return absl::InvalidArgumentError(absl::StrCat(
             inst.Describe(), ": operand ", k, "'s block is ", local->type().ToString(),
             " but the body takes ", body->parameter(k)->type().ToString()));
       }
       locals.push_back(local);
+      free_params.push_back(Held{nullptr, std::move(free)});
+    }
+    std::vector<DimSplits> held_results;
+    std::vector<std::optional<Want>> free_results;
+    for (size_t r = 0; r < inst.num_results(); ++r) {
+      DimSplits all, free;
+      EMBER_RETURN_IF_ERROR(parts(*outs[r], inst.result(r)->type(), all, free));
+      held_results.push_back(std::move(all));
+      free_results.push_back(Want{std::move(free), {}});
+    }
+    if (partial) {
+      if (ctx_.callee_uses[body] != 1) {
+        return absl::UnimplementedError(absl::StrCat(
+            inst.Describe(), ": a partially manual computation whose body other ops also run is "
+            "not supported yet"));
+      }
+      std::vector<std::string> consumed = consumed_;
+      consumed.insert(consumed.end(), manual.begin(), manual.end());
+      EMBER_RETURN_IF_ERROR(Partitioner(ctx_, *body, this, std::move(consumed))
+                                .Run(free_params, free_results)
+                                .status());
     }
     ir::Instruction* call = c_.AddInstruction(ir::Opcode::kCall, std::move(locals),
-                                                  body->result_types(), {}, {}, inst.location());
-    call->set_callee(const_cast<ir::Computation*>(body));
+                                              body->result_types(), {}, {}, inst.location());
+    call->set_callee(body);
     for (size_t r = 0; r < inst.num_results(); ++r) {
-      EMBER_ASSIGN_OR_RETURN(Split split, ManualSplit(ctx_.module, inst, *outs[r],
-                                                      inst.result(r)->type(), ctx_.num_devices));
-      EMBER_ASSIGN_OR_RETURN(ir::ValueType local, build_.ShardType(inst.result(r)->type(), split));
+      EMBER_ASSIGN_OR_RETURN(ir::ValueType local, SpmdBuilder::LocalType(inst.result(r)->type(),
+                                                                         mesh_, held_results[r]));
       if (local != call->result(r)->type()) {
         return absl::InvalidArgumentError(absl::StrCat(
             inst.Describe(), ": result ", r, " is ", call->result(r)->type().ToString(),
             " per device, but its out_sharding makes blocks of ", local.ToString()));
       }
-      held_[inst.result(r)] =
-          Held{call->result(r), SplitsOf(split.sharding, Rank(inst.result(r)))};
+      // A result unreduced over manual axes is each device's part of the sum the body leaves.
+      held_[inst.result(r)] = Held{call->result(r), std::move(held_results[r]),
+                                   outs[r]->unreduced_axes, nullptr};
     }
     return absl::OkStatus();
   }
@@ -633,13 +935,16 @@ class Partitioner {
   Context& ctx_;
   ir::Computation& c_;
   Partitioner* const parent_;
+  const std::vector<std::string> consumed_;
   const ir::Mesh& mesh_;
   SpmdBuilder build_;
   std::unordered_map<const ir::Value*, Held> held_;
   std::unordered_map<const ir::Value*, ir::Value*> global_;  // global values made so far
+  std::unordered_map<const ir::Value*, ir::Value*> reduced_;  // partial sums completed so far
 };
 
-// A sharding that splits something, over the mesh propagation wrote its shardings over.
+// A sharding over the mesh propagation wrote its shardings over, one that splits something
+// where there is one.
 std::optional<ir::TensorSharding> AnySplit(const ir::Computation& entry) {
   auto split = [](const ir::Attribute* a) -> const ir::TensorSharding* {
     if (a == nullptr || a->kind != ir::Attribute::Kind::kSharding || a->sharding == nullptr ||
@@ -647,8 +952,10 @@ std::optional<ir::TensorSharding> AnySplit(const ir::Computation& entry) {
       return nullptr;
     }
     const auto& dims = a->sharding->dims;
-    const bool splits = std::any_of(dims.begin(), dims.end(),
-                                    [](const ir::DimensionSharding& d) { return !d.axes.empty(); });
+    const bool splits =
+        !a->sharding->unreduced_axes.empty() ||
+        std::any_of(dims.begin(), dims.end(),
+                    [](const ir::DimensionSharding& d) { return !d.axes.empty(); });
     return splits ? a->sharding.get() : nullptr;
   };
   for (const auto& attrs : entry.arg_attributes()) {
@@ -662,6 +969,19 @@ std::optional<ir::TensorSharding> AnySplit(const ir::Computation& entry) {
     if (list == nullptr || list->kind != ir::Attribute::Kind::kList) continue;
     for (const ir::Attribute& a : list->list) {
       if (const ir::TensorSharding* s = split(&a)) return *s;
+    }
+  }
+  // Nothing split outside, but a manual computation splits its operands.
+  if (const ir::Instruction* manual = FindManualComputation(entry)) {
+    for (const char* name : {"in_shardings", "out_shardings"}) {
+      const ir::Attribute* list = manual->attribute(name);
+      if (list == nullptr || list->kind != ir::Attribute::Kind::kList) continue;
+      for (const ir::Attribute& a : list->list) {
+        if (a.kind == ir::Attribute::Kind::kSharding && a.sharding != nullptr &&
+            a.sharding->kind == ir::TensorSharding::Kind::kSplit) {
+          return *a.sharding;
+        }
+      }
     }
   }
   return std::nullopt;
@@ -682,37 +1002,57 @@ void ClearPropagation(ir::Module& module) {
 absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh mesh,
                             const ir::TensorSharding& mesh_ref, int64_t num_devices) {
   Context ctx(module, std::move(mesh), mesh_ref, num_devices);
-  for (const auto& c : module.computations()) {
+  // What the entry runs (functions the inliner left behind are not).
+  std::vector<const ir::Computation*> reached = {&entry};
+  std::unordered_set<const ir::Computation*> seen = {&entry};
+  for (size_t i = 0; i < reached.size(); ++i) {
+    for (const auto& inst : reached[i]->instructions()) {
+      std::vector<const ir::Computation*> inner(inst->regions().begin(), inst->regions().end());
+      if (inst->callee() != nullptr) inner.push_back(inst->callee());
+      for (const ir::Computation* c : inner) {
+        if (seen.insert(c).second) reached.push_back(c);
+      }
+    }
+  }
+  for (const ir::Computation* c : reached) {
     for (const auto& inst : c->instructions()) {
       for (const ir::Computation* r : inst->regions()) ++ctx.region_uses[r];
+      if (inst->callee() != nullptr) ++ctx.callee_uses[inst->callee()];
       if (IsManualComputation(*inst) || IsConstraint(*inst)) continue;
       EMBER_ASSIGN_OR_RETURN(ctx.rules[inst.get()], RuleOf(*inst));
     }
   }
-  std::vector<DimSplits> params;
+  std::vector<Held> params;
   for (size_t i = 0; i < entry.parameters().size(); ++i) {
     const ir::Value* p = entry.parameter(i);
     const ir::Attribute* attr =
         i < entry.arg_attributes().size() ? StatedSharding(entry.arg_attributes()[i]) : nullptr;
     EMBER_ASSIGN_OR_RETURN(std::optional<Split> split,
                            ReadSplit(module, attr, p->type(), num_devices,
-                                     absl::StrCat("argument ", i)));
-    params.push_back(split.has_value() ? SplitsOf(split->sharding, Rank(p)) : DimSplits(Rank(p)));
+                                     absl::StrCat("argument ", i), /*allow_unreduced=*/true));
+    Held h{nullptr, DimSplits(Rank(p))};
+    if (split.has_value()) {
+      h.dims = SplitsOf(split->sharding, Rank(p));
+      h.partial = split->sharding.unreduced_axes;  // each device holds its part of a sum
+    }
+    params.push_back(std::move(h));
   }
   const ir::Instruction* ret = entry.return_instruction();
   if (ret == nullptr) return absl::InvalidArgumentError("the entry has no return");
-  std::vector<std::optional<DimSplits>> results;
+  std::vector<std::optional<Want>> results;
   for (size_t r = 0; r < ret->operands().size(); ++r) {
     const ir::Value* v = ret->operand(r);
     const ir::Attribute* attr =
         r < entry.result_attributes().size() ? StatedSharding(entry.result_attributes()[r]) : nullptr;
     EMBER_ASSIGN_OR_RETURN(std::optional<Split> split,
                            ReadSplit(module, attr, v->type(), num_devices,
-                                     absl::StrCat("result ", r)));
+                                     absl::StrCat("result ", r), /*allow_unreduced=*/true));
     if (attr == nullptr && v->type().is_tensor()) {
       results.push_back(std::nullopt);
+    } else if (split.has_value()) {
+      results.push_back(Want{SplitsOf(split->sharding, Rank(v)), split->sharding.unreduced_axes});
     } else {
-      results.push_back(split.has_value() ? SplitsOf(split->sharding, Rank(v)) : DimSplits(Rank(v)));
+      results.push_back(Want{DimSplits(Rank(v)), {}});
     }
   }
   Partitioner partitioner(ctx, entry, nullptr);
@@ -740,17 +1080,8 @@ class SpmdPartitionPass : public Pass {
   absl::StatusOr<bool> Run(ir::Module& module) override {
     ir::Computation* entry = module.entry();
     if (entry == nullptr) return false;
-    for (const auto& c : module.computations()) {
-      if (c.get() == entry) continue;
-      for (const auto& inst : c->instructions()) {
-        if (IsManualComputation(*inst)) {
-          return absl::UnimplementedError(absl::StrCat(
-              inst->Describe(), ": manual computations outside the entry function (nested, or in "
-                                "a called function) are not supported yet"));
-        }
-      }
-    }
-    // Calls are inlined first: their bodies are then split like the rest of the entry.
+    // Calls are inlined first: their bodies (shard_maps in them too) are then split like the
+    // rest of the entry.
     EMBER_RETURN_IF_ERROR(CreateInlinePass()->Run(module).status());
     absl::StatusOr<bool> propagated = CreateShardingPropagationPass()->Run(module);
     std::string why;

@@ -37,13 +37,14 @@ class SpmdReplicatePass : public Pass {
   absl::StatusOr<bool> Run(ir::Module& module) override {
     ir::Computation* entry = module.entry();
     if (entry == nullptr) return false;
-    for (const auto& c : module.computations()) {
-      if (c.get() == entry) continue;
-      for (const auto& inst : c->instructions()) {
-        if (IsManualComputation(*inst)) {
+    for (const auto& inst : entry->instructions()) {
+      std::vector<const ir::Computation*> inner(inst->regions().begin(), inst->regions().end());
+      if (inst->callee() != nullptr) inner.push_back(inst->callee());
+      for (const ir::Computation* c : inner) {
+        if (const ir::Instruction* m = FindManualComputation(*c)) {
           return absl::UnimplementedError(absl::StrCat(
-              inst->Describe(), ": manual computations outside the entry function (nested, or in "
-                                "a called function) are not supported yet"));
+              m->Describe(), ": manual computations outside the entry function (nested, or in "
+                             "a called function) are not supported yet"));
         }
       }
     }

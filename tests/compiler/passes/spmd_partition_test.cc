@@ -71,7 +71,7 @@ module @jit_step {
   EXPECT_NE(m->ToString().find("replica_groups = s64[1,4]{1,0} {{0, 1, 2, 3}}"), std::string::npos);
   const std::string report = Report(*m);
   EXPECT_TRUE(absl::StrContains(report, "1 collectives inserted, 0 ops on global values")) << report;
-  EXPECT_TRUE(absl::StrContains(report, "all-reduced over {\"b\"}")) << report;
+  EXPECT_TRUE(absl::StrContains(report, "unreduced over {\"b\"}")) << report;
   // Propagation's attributes do not outlive the pass.
   EXPECT_FALSE(absl::StrContains(m->ToString(), "ember.sharding")) << m->ToString();
 }
@@ -234,21 +234,94 @@ module @jit_gen {
   func.func public @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
       -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}) {
     %i = stablehlo.iota dim = 0 : tensor<8x4xf32>
+    %h = stablehlo.constant dense<0.5> : tensor<8x4xf32>
+    %k = stablehlo.constant dense<[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [5.0, 2.0, 3.0, 4.0]]> : tensor<8x4xf32>
     %s = stablehlo.add %a, %i : tensor<8x4xf32>
-    return %s : tensor<8x4xf32>
+    %t = stablehlo.multiply %s, %h : tensor<8x4xf32>
+    %u = stablehlo.subtract %t, %k : tensor<8x4xf32>
+    return %u : tensor<8x4xf32>
   }
 })");
   ASSERT_NE(m, nullptr);
   ASSERT_TRUE(RunPass(*m, 4).ok());
   const ir::Computation& main = *m->entry();
-  // The add takes the result's split (propagated back from it): the argument is cut further
-  // along "y", rows 0-1 or 2-3 of the device's 4, so the offsets are 0, 2, 0, 2 (y minor), and
-  // the iota is made whole and cut.
-  EXPECT_EQ(TypeOf(main, ir::Opcode::kAdd), "tensor<2x4xf32>");
+  const std::string text = m->ToString();
+  // The ops take the result's split (propagated back from it): the argument is cut further
+  // along "y", rows 0-1 or 2-3 of the device's 4, so the offsets are 0, 2, 0, 2 (y minor).
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kSubtract), "tensor<2x4xf32>");
   EXPECT_EQ(main.result_types()[0].ToString(), "tensor<2x4xf32>");
-  EXPECT_EQ(TypeOf(main, ir::Opcode::kIota), "tensor<8x4xf32>");
-  EXPECT_NE(m->ToString().find("s64[4]{0} {0, 2, 0, 2}"), std::string::npos) << m->ToString();
+  EXPECT_NE(text.find("s64[4]{0} {0, 2, 0, 2}"), std::string::npos) << text;
+  // The iota is a local s64 iota plus the block's offset (rows 0, 2, 4, 6 in device order),
+  // converted once; the splat is a smaller splat; the other constant is made whole and cut.
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kIota), "tensor<2x4xi64>");
+  EXPECT_NE(text.find("s64[4]{0} {0, 2, 4, 6}"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[2,4]{1,0} {{0.5, 0.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[8,4]{1,0} {{1, 2, 3, 4}"), std::string::npos) << text;
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << text;
+}
+
+TEST(SpmdPartitionTest, UnreducedResultsStayPartialAndUnreducedArgumentsAreSummedFirst) {
+  auto m = Parse(R"(
+module @jit_unreduced {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %p: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>})
+      -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %e = stablehlo.exponential %p : tensor<4x2xf32>
+    return %d, %e, %e : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  // The dot's partial sum is returned as it is; the unreduced argument is summed (one
+  // all-reduce) before exp; exp's whole result returned unreduced is kept on the first device
+  // of the group and zero elsewhere.
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
   EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kSelect), 1) << m->ToString();
+  const ir::Instruction* ret = main.return_instruction();
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kDotGeneral) << m->ToString();
+  EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, PartiallyManualAndNestedManualComputations) {
+  // shard_map over "i" with "j" free, and inside its body a shard_map over "j".
+  auto m = Parse(R"(
+module @jit_nested {
+  sdy.mesh @mesh = <["i"=2, "j"=2]>
+  func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {"j"}]>})
+      -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {"j"}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"i"}, {"j"}]>] out_shardings=[<@mesh, [{"i"}, {"j"}]>] manual_axes={"i"} (%arg1: tensor<4x4xf32>) {
+      %1 = stablehlo.negate %arg1 : tensor<4x4xf32>
+      %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{}, {"j"}]>] out_shardings=[<@mesh, [{}, {"j"}]>] manual_axes={"j"} (%arg2: tensor<4x2xf32>) {
+        %3 = stablehlo.exponential %arg2 : tensor<4x2xf32>
+        sdy.return %3 : tensor<4x2xf32>
+      } : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      sdy.return %2 : tensor<4x4xf32>
+    } : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %0 : tensor<8x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(main.parameter(0)->type().ToString(), "tensor<4x2xf32>");
+  EXPECT_EQ(main.result_types()[0].ToString(), "tensor<4x2xf32>");
+  // No manual computation is left; the outer body takes its 4x2 block (split over the free "j"
+  // too), and the inner body its 4x2 block.
+  for (const auto& c : m->computations()) {
+    for (const auto& inst : c->instructions()) {
+      EXPECT_NE(inst->opcode(), ir::Opcode::kCustomCall) << inst->Describe();
+    }
+  }
+  EXPECT_EQ(Count(main, ir::Opcode::kCall), 1) << m->ToString();
 }
 
 TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
