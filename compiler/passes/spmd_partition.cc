@@ -274,6 +274,10 @@ class Partitioner {
          PartialKind(*h->partial_op) == collectives::ReductionKind::kSum)) {
       return build_.Reshard(h->local, mesh_, h->dims, want.dims, loc);
     }
+    if (h->partial.empty()) {
+      EMBER_ASSIGN_OR_RETURN(std::optional<ir::Value*> padded, PadToSum(*h, want, loc));
+      if (padded.has_value()) return *padded;
+    }
     EMBER_ASSIGN_OR_RETURN(ir::Value * whole, As(v, want.dims, nullptr, loc));
     ir::TensorSharding one;
     one.dims.resize(1);
@@ -312,6 +316,71 @@ class Partitioner {
     return c_.AddInstruction(ir::Opcode::kSelect, {mask, whole, zeros}, {type}, {}, {}, loc)->result();
   }
 
+  // A whole value split along the unreduced axes as well as `want.dims` becomes a sum with no
+  // communication: each device places its block in zeros (as XLA does); nullopt when `h` is not
+  // split that way.
+  absl::StatusOr<std::optional<ir::Value*>> PadToSum(const Held& h, const Want& want,
+                                                     const ir::Location& loc) {
+    const std::vector<int64_t>& local = h.local->type().dims();
+    std::vector<int64_t> out = local;
+    std::vector<std::vector<ir::MeshAxisRef>> extra(local.size());
+    std::vector<ir::MeshAxisRef> used;
+    for (size_t d = 0; d < local.size(); ++d) {
+      const std::vector<ir::MeshAxisRef>& have = h.dims[d];
+      const std::vector<ir::MeshAxisRef>& keep = d < want.dims.size() ? want.dims[d] : extra[d];
+      if (have.size() < keep.size()) return std::nullopt;
+      for (size_t k = 0; k < keep.size(); ++k) {
+        if (have[k].name != keep[k].name) return std::nullopt;
+      }
+      extra[d].assign(have.begin() + keep.size(), have.end());
+      for (const ir::MeshAxisRef& a : extra[d]) {
+        if (!Overlaps(a, want.unreduced)) return std::nullopt;
+        used.push_back(a);
+      }
+      EMBER_ASSIGN_OR_RETURN(int64_t n, SpmdBuilder::Count(mesh_, extra[d]));
+      out[d] *= n;
+    }
+    if (!SameAxisSet(used, want.unreduced)) return std::nullopt;
+    const ir::ElementType type = h.local->type().element_type();
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(type, out));
+    const ir::ValueType out_type = ir::ValueType::Tensor(shape);
+    EMBER_ASSIGN_OR_RETURN(ir::Literal zero_literal, ir::Literal::Create(ir::Shape::Scalar(type)));
+    ir::AttributeMap z, b;
+    z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
+    b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+    ir::Value* zero = c_.AddInstruction(ir::Opcode::kConstant, {},
+                                        {ir::ValueType::Tensor(ir::Shape::Scalar(type))},
+                                        std::move(z), {}, loc)
+                          ->result();
+    ir::Value* zeros =
+        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {out_type}, std::move(b), {}, loc)
+            ->result();
+    std::vector<ir::Value*> operands = {zeros, h.local};
+    for (size_t d = 0; d < local.size(); ++d) {
+      ir::Value* start = nullptr;
+      if (extra[d].empty()) {
+        EMBER_ASSIGN_OR_RETURN(start, build_.Scalar(0, loc));
+      } else {
+        // The block's index among the extra axes' blocks (the minor part of its split).
+        EMBER_ASSIGN_OR_RETURN(int64_t n, SpmdBuilder::Count(mesh_, extra[d]));
+        ir::TensorSharding one;
+        one.dims.resize(1);
+        one.dims[0].axes = h.dims[d];
+        std::vector<int64_t> offsets(ctx_.num_devices);
+        for (int64_t p = 0; p < ctx_.num_devices; ++p) {
+          EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh_, p));
+          offsets[p] = (index[0] % n) * local[d];
+        }
+        EMBER_ASSIGN_OR_RETURN(start, build_.Lookup(offsets, loc));
+      }
+      operands.push_back(start);
+    }
+    return std::optional<ir::Value*>(
+        c_.AddInstruction(ir::Opcode::kDynamicUpdateSlice, std::move(operands), {out_type}, {}, {},
+                          loc)
+            ->result());
+  }
+
   // The region that completes `h`'s partial value: its op's reduction, or a sum.
   absl::StatusOr<ir::Computation*> SumRegion(const Held& h, ir::ElementType type,
                                              const ir::Location& loc) {
@@ -329,10 +398,15 @@ class Partitioner {
   absl::Status Emit(const ir::Instruction& inst) {
     if (IsManualComputation(inst)) return EmitManual(inst);
     if (IsConstraint(inst) && inst.operands().size() == 1 && inst.num_results() == 1) {
-      // The value itself, split as the constraint says.
-      const DimSplits want = Assigned(inst, 0);
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(inst.operand(0), want, &inst, inst.location()));
-      held_[inst.result(0)] = Held{local, want};
+      // The value itself, split (and left unreduced) as the constraint says.
+      Want want{Assigned(inst, 0), {}};
+      if (const ir::Attribute* stated = StatedSharding(inst.attributes());
+          stated != nullptr && stated->kind == ir::Attribute::Kind::kSharding &&
+          stated->sharding != nullptr) {
+        want.unreduced = stated->sharding->unreduced_axes;
+      }
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local, AsUnreduced(inst.operand(0), want, inst.location()));
+      held_[inst.result(0)] = Held{local, want.dims, want.unreduced, nullptr};
       return absl::OkStatus();
     }
     switch (inst.opcode()) {
