@@ -733,6 +733,20 @@ class Partitioner {
     if (inst.opcode() == ir::Opcode::kDynamicSlice && !types.empty()) {
       copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(types[0].dims()));
     }
+    if (inst.opcode() == ir::Opcode::kSlice) {
+      // Split dimensions are ones the slice keeps whole: they keep the local block whole.
+      const std::vector<int64_t>* limits = IntsAttribute(inst, "limit_indices");
+      const std::vector<int64_t>& local = copy->operand(0)->type().dims();
+      if (limits == nullptr || limits->size() != local.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no limit_indices"));
+      }
+      std::vector<int64_t> adjusted = *limits;
+      const std::vector<int64_t>& global = GlobalType(inst.operand(0)).dims();
+      for (size_t d = 0; d < local.size(); ++d) {
+        if (local[d] != global[d]) adjusted[d] = local[d];
+      }
+      copy->mutable_attributes().Set("limit_indices", ir::Attribute::Ints(adjusted));
+    }
     if (inst.opcode() == ir::Opcode::kGather) {
       // A split operand dimension is one the gather takes whole: it takes the local block whole.
       const std::vector<int64_t>* sizes = IntsAttribute(inst, "slice_sizes");
@@ -742,8 +756,13 @@ class Partitioner {
         return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no slice_sizes"));
       }
       std::vector<int64_t> adjusted = *sizes;
+      const std::vector<int64_t>* batching = IntsAttribute(inst, "operand_batching_dims");
       for (size_t d = 0; d < local.size(); ++d) {
         if (local[d] == global[d]) continue;
+        const bool batch = batching != nullptr &&
+                           std::find(batching->begin(), batching->end(), static_cast<int64_t>(d)) !=
+                               batching->end();
+        if (batch) continue;  // one row per index, found by the batch index: local as it is
         if ((*sizes)[d] != global[d]) {
           return absl::InternalError(absl::StrCat(inst.Describe(), ": operand dimension ", d,
                                                   " is split but not gathered whole"));

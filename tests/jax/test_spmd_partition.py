@@ -59,6 +59,13 @@ CASES = {
                                [((16, 8), P("x"))], (4,), ("x",)),
     "scan_split_carry": (_scan, [((16, 8), P("x"))], (4,), ("x",)),
     "conv_batch_split": (_conv, [((8, 6, 6, 4), P("x")), ((3, 3, 4, 8), P())], (4,), ("x",)),
+    # A gather with batching dimensions (the rows split with their indices).
+    "take_along_axis_batch": (lambda a, i: jnp.take_along_axis(a, i % 8, axis=1),
+                              [((16, 8), P("x")), ("indices", P("x"))], (4,), ("x",)),
+    # Slices inside a loop body keep split dimensions whole.
+    "scan_body_slices": (lambda a: jax.lax.scan(lambda c, x: (c + x[:, :8] * 0.5, c.sum()),
+                                                a[0, :, :8], a, unroll=2),
+                         [((3, 16, 12), P(None, "x", None))], (4,), ("x",)),
 }
 
 
@@ -68,7 +75,8 @@ def test_partitioned_program_matches_xla(name, devices):
     args = []
     for k, (shape, _) in enumerate(inputs):
         if shape == "indices":
-            args.append(np.random.default_rng(k).integers(0, 32, (16,)).astype(np.int32))
+            index_shape = (16, 3) if name == "take_along_axis_batch" else (16,)
+            args.append(np.random.default_rng(k).integers(0, 32, index_shape).astype(np.int32))
         else:
             args.append(_rand(shape, seed=k + 3))
     outs = {}
