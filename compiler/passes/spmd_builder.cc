@@ -311,11 +311,66 @@ absl::StatusOr<ir::Value*> SpmdBuilder::BlockOffset(const ir::Mesh& mesh,
   return Lookup(offsets, loc);
 }
 
+absl::StatusOr<ir::Value*> SpmdBuilder::AllToAll(ir::Value* v, const ir::Mesh& mesh,
+                                                 int64_t split, int64_t concat,
+                                                 const std::vector<ir::MeshAxisRef>& axes,
+                                                 const ir::Location& loc) {
+  int64_t n = 1;
+  EMBER_ASSIGN_OR_RETURN(ir::Literal rows, Groups(mesh, axes, &n));
+  if (n == 1) return v;
+  std::vector<int64_t> dims = v->type().dims();
+  if (dims[split] % n != 0) {
+    return absl::InternalError(absl::StrCat("dimension ", split, " of ", v->type().ToString(),
+                                            " does not split evenly into ", n));
+  }
+  dims[split] /= n;
+  dims[concat] *= n;
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(v->type().element_type(), dims));
+  ir::AttributeMap attrs;
+  attrs.Set("split_dimension", ir::Attribute::Int(split));
+  attrs.Set("concat_dimension", ir::Attribute::Int(concat));
+  attrs.Set("split_count", ir::Attribute::Int(n));
+  attrs.Set("replica_groups", ir::Attribute::OfLiteral(std::move(rows)));
+  attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
+  ++counters_.collectives;
+  return c_.AddInstruction(ir::Opcode::kAllToAll, {v}, {ir::ValueType::Tensor(shape)},
+                           std::move(attrs), {}, loc)
+      ->result();
+}
+
 absl::StatusOr<ir::Value*> SpmdBuilder::Reshard(ir::Value* v, const ir::Mesh& mesh,
-                                                const DimSplits& from, const DimSplits& to,
+                                                const DimSplits& from_in, const DimSplits& to,
                                                 const ir::Location& loc) {
   if (!v->type().is_tensor()) return v;
   const size_t rank = v->type().dims().size();
+  DimSplits from = from_in;
+  from.resize(rank);
+  // Axes that only change dimension move by all-to-all: the minor axis of dimension a's split,
+  // which `to` does not keep there, when `to` extends dimension b's split by exactly it.
+  for (size_t a = 0; a < rank; ++a) {
+    while (!from[a].empty()) {
+      const std::vector<ir::MeshAxisRef>& want_a = a < to.size() ? to[a] : std::vector<ir::MeshAxisRef>{};
+      const ir::MeshAxisRef x = from[a].back();
+      const std::vector<ir::MeshAxisRef> rest(from[a].begin(), from[a].end() - 1);
+      if (SameAxes(from[a], want_a) || !(rest.size() <= want_a.size()) ||
+          !SameAxes(rest, std::vector<ir::MeshAxisRef>(want_a.begin(), want_a.begin() + rest.size()))) {
+        break;
+      }
+      size_t b = rank;
+      for (size_t d = 0; d < rank && b == rank; ++d) {
+        if (d == a || d >= to.size() || to[d].size() != from[d].size() + 1) continue;
+        const std::vector<ir::MeshAxisRef> head(to[d].begin(), to[d].end() - 1);
+        if (SameAxes(head, from[d]) && SameAxes({to[d].back()}, {x})) b = d;
+      }
+      if (b == rank) break;
+      EMBER_ASSIGN_OR_RETURN(int64_t n, Count(mesh, {x}));
+      if (v->type().dims()[b] % n != 0) break;
+      EMBER_ASSIGN_OR_RETURN(v, AllToAll(v, mesh, static_cast<int64_t>(b), static_cast<int64_t>(a),
+                                         {x}, loc));
+      from[a].pop_back();
+      from[b].push_back(x);
+    }
+  }
   DimSplits kept(rank);
   for (size_t d = 0; d < rank; ++d) {
     const std::vector<ir::MeshAxisRef> have = d < from.size() ? from[d] : std::vector<ir::MeshAxisRef>{};

@@ -83,8 +83,14 @@ class SpmdBuilder {
   // dimension must be a prefix of the `to` one (the cut only splits further).
   absl::StatusOr<ir::Value*> Cut(ir::Value* v, const ir::Mesh& mesh, const DimSplits& from,
                                  const DimSplits& to, const ir::Location& loc);
-  // `v` (split as `from`) split as `to`: all-gathers of the axes `to` does not keep, then a
-  // cut.
+  // `v` split along `concat` over `axes` (the minor axes of its split there) instead split
+  // along `split` over them: one all-to-all, no global value.
+  absl::StatusOr<ir::Value*> AllToAll(ir::Value* v, const ir::Mesh& mesh, int64_t split,
+                                      int64_t concat, const std::vector<ir::MeshAxisRef>& axes,
+                                      const ir::Location& loc);
+  // `v` (split as `from`) split as `to`: an axis that moves from the end of one dimension's
+  // split to the end of another's moves by all-to-all; then all-gathers of the axes `to` does
+  // not keep, and a cut.
   absl::StatusOr<ir::Value*> Reshard(ir::Value* v, const ir::Mesh& mesh, const DimSplits& from,
                                      const DimSplits& to, const ir::Location& loc);
   // The sum (or other reduction of `region`, which the all-reduce takes over) of the partial

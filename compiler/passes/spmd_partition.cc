@@ -245,9 +245,16 @@ class Partitioner {
       bool kept = h->dims[d].size() <= to.size();
       for (size_t k = 0; kept && k < h->dims[d].size(); ++k) kept = h->dims[d][k].name == to[k].name;
       if (kept) continue;
-      ctx_.report.push_back(absl::StrCat("  gathered ", GlobalType(v).ToString(), " along dimension ",
-                                     d, " (split ", AxesText(h->dims[d]), ") for ",
-                                     user == nullptr ? "a result" : user->Describe()));
+      // An axis the value keeps on another dimension moves there (by all-to-all where the
+      // builder can), which is no gather.
+      bool elsewhere = false;
+      for (size_t e = 0; e < want.size(); ++e) {
+        elsewhere |= e != d && !h->dims[d].empty() && Overlaps(h->dims[d].back(), want[e]);
+      }
+      ctx_.report.push_back(absl::StrCat(
+          elsewhere ? "  resharded " : "  gathered ", GlobalType(v).ToString(), " along dimension ",
+          d, " (split ", AxesText(h->dims[d]), ") for ",
+          user == nullptr ? "a result" : user->Describe()));
     }
     EMBER_ASSIGN_OR_RETURN(ir::Value * local, build_.Reshard(h->local, mesh_, h->dims, want, loc));
     if (Replicated(want)) global_[v] = local;

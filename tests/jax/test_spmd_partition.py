@@ -59,6 +59,10 @@ CASES = {
                                [((16, 8), P("x"))], (4,), ("x",)),
     "scan_split_carry": (_scan, [((16, 8), P("x"))], (4,), ("x",)),
     "conv_batch_split": (_conv, [((8, 6, 6, 4), P("x")), ((3, 3, 4, 8), P())], (4,), ("x",)),
+    # Rows split, then columns: the axis moves by all-to-all.
+    "reshard_rows_to_columns": (
+        lambda a: jax.lax.with_sharding_constraint(jnp.exp(a), P(None, ("x", "y"))) * 2.0,
+        [((8, 12), P(("x", "y"), None))], (2, 2), ("x", "y")),
     # A gather with batching dimensions (the rows split with their indices).
     "take_along_axis_batch": (lambda a, i: jnp.take_along_axis(a, i % 8, axis=1),
                               [((16, 8), P("x")), ("indices", P("x"))], (4,), ("x",)),

@@ -324,6 +324,30 @@ module @jit_nested {
   EXPECT_EQ(Count(main, ir::Opcode::kCall), 1) << m->ToString();
 }
 
+TEST(SpmdPartitionTest, AnAxisThatChangesDimensionMovesByAllToAll) {
+  auto m = Parse(R"(
+module @jit_move {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> (tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+    %e = stablehlo.exponential %a : tensor<8x12xf32>
+    %c = stablehlo.custom_call @Sharding(%e) {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %n = stablehlo.negate %c : tensor<8x12xf32>
+    return %n : tensor<8x12xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kExponential), "tensor<2x12xf32>");
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kNegate), "tensor<8x3xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kAllToAll), 1) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_TRUE(absl::StrContains(Report(*m), "resharded tensor<8x12xf32> along dimension 0"))
+      << Report(*m);
+}
+
 TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
   auto m = Parse(R"(
 module @jit_two {
