@@ -2,9 +2,9 @@
 the same process, and the table gives the median times and their ratio (Ember / XLA:CPU; below
 1.0 means Ember is faster).
 
-Programs (issue 5): reduce_sum(x + y*z) on 16M f32, softmax and layernorm on 4096x1024,
-a 1024x1024 matmul, a ResNet-like 3x3 convolution (batch 8, 56x56, 64->64 channels, NHWC), an
-MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
+Programs (issue 5): reduce_sum(x + y*z) on 16M f32, softmax and layernorm on 4096x1024, tanh
+on 1M f32, a 1024x1024 matmul, a ResNet-like 3x3 convolution (batch 8, 56x56, 64->64 channels,
+NHWC), an MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
 layer training step (hidden 256, 4 heads, seq 128, batch 8, Adam), and the dispatch latency of a
 trivial jitted function. Compile time is PJRT compile only (`Lowered.compile()`; the lowering is
 shared by both backends and not counted).
@@ -45,6 +45,11 @@ def prog_reduce_sum(rng):
 def prog_softmax(rng):
     x = rng.standard_normal((4096, 1024), dtype=np.float32)
     return (lambda x: jax.nn.softmax(x, axis=-1)), (x,), False
+
+
+def prog_tanh(rng):
+    x = rng.standard_normal(1 << 20, dtype=np.float32) * 3
+    return jnp.tanh, (x,), False
 
 
 def prog_layernorm(rng):
@@ -170,6 +175,7 @@ PROGRAMS = [
     ("reduce_sum(x+y*z) 16M", prog_reduce_sum),
     ("softmax 4096x1024", prog_softmax),
     ("layernorm 4096x1024", prog_layernorm),
+    ("tanh 1M f32", prog_tanh),
     ("matmul 1024x1024", prog_matmul),
     ("conv 3x3 nhwc b8 56x56 64->64", prog_conv),
     ("mlp step 784-512-512-10 b128", prog_mlp_step),

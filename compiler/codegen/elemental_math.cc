@@ -1,11 +1,12 @@
 // The elemental emitter's transcendental functions. exp, log, tanh and logistic of f32 (and of
-// bf16/f16, computed in f32) are branch-free polynomial cores in IR, the same range reductions
-// and minimax polynomials as the chunked kernels' fast_math.h, so loops over them vectorize;
-// their special ranges (NaN, infinities, overflow, subnormal results and arguments) are handled
-// by selects, so every lane is right without a second pass: a few ulp from the evaluator's
-// correctly rounded double computation. Everything else (f64, and expm1, log1p, sin, cos, tan,
-// cbrt, rsqrt, power, atan2 in every type) is computed as the evaluator computes it: in double,
-// through the C library, rounded once to the result type, bit for bit the evaluator's result.
+// bf16/f16, computed in f32) are branch-free polynomial cores in IR: exp and log (and logistic,
+// through exp) with the same range reductions and minimax polynomials as the chunked kernels'
+// fast_math.h, tanh with rational approximations of its own (TanhF32), so loops over them
+// vectorize; their special ranges (NaN, infinities, overflow, subnormal results and arguments)
+// are handled by selects, so every lane is right without a second pass: a few ulp from the
+// evaluator's correctly rounded double computation. Everything else (f64, and expm1, log1p, sin,
+// cos, tan, cbrt, rsqrt, power, atan2 in every type) is computed as the evaluator computes it: in
+// double, through the C library, rounded once to the result type, bit for bit the evaluator's.
 #include <cstdint>
 
 #include "compiler/codegen/elemental_emitter.h"
@@ -111,21 +112,43 @@ llvm::Value* ElementalEmitter::LogF32(llvm::Value* x) {
 }
 
 llvm::Value* ElementalEmitter::TanhF32(llvm::Value* x) {
+  // Two rational approximations in z = |x|^2 (minimax fits rounded to f32, tools/fit_tanh.py),
+  // their coefficients selected per lane so one division serves both. |x| <= 1.25:
+  // tanh = |x| + |x|^3 h(z) / q(z), the fraction only a correction. Above, n / q with
+  // n = |x| (1/2 + z h(z)) is t = tanh(|x| / 2), and tanh = 2t / (1 + t^2) =
+  // 1 - (q - n)^2 / (n^2 + q^2): the rounding errors of n and q are damped there (by
+  // (1 - t^2) / (1 + t^2)) and the result cannot exceed 1. One rational over [0, 9] instead
+  // reached 5 ulp (its polynomials' rounding errors where tanh is near 1); this is at most 2 ulp
+  // from the correctly rounded tanh over every f32, with or without fused multiply-adds, and 2
+  // only for 1.23 < |x| < 2 (1.04 < |x| < 2 without them).
   llvm::Type* f = x->getType();
+  auto fma = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f}, {a, b, c});
+  };
+  // tanh rounds to 1 from 9.01 on; clamped at 10, where the large formula gives exactly 1. The
+  // ordered compare keeps a NaN, which the arithmetic then carries.
   llvm::Value* ax = Intrinsic(llvm::Intrinsic::fabs, x);
-  // Small |x|: an odd polynomial; otherwise 1 - 2 / (exp(2|x|) + 1) (1 where exp overflows).
-  llvm::Value* z = b_.CreateFMul(x, x);
-  llvm::Value* p = F32(f, -5.70498872745e-3f);
-  for (float c : {2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f, -3.33332819422e-1f}) {
-    p = b_.CreateFAdd(b_.CreateFMul(p, z), F32(f, c));
-  }
-  llvm::Value* small = b_.CreateFAdd(b_.CreateFMul(b_.CreateFMul(p, z), ax), ax);
-  llvm::Value* e = ExpF32(b_.CreateFAdd(ax, ax));
-  llvm::Value* big =
-      b_.CreateFSub(F32(f, 1.0f), b_.CreateFDiv(F32(f, 2.0f), b_.CreateFAdd(e, F32(f, 1.0f))));
-  llvm::Value* magnitude = b_.CreateSelect(b_.CreateFCmpOLT(ax, F32(f, 0.625f)), small, big);
-  llvm::Value* result = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, x);
-  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
+  llvm::Value* a = b_.CreateSelect(b_.CreateFCmpOGT(ax, F32(f, 10.0f)), F32(f, 10.0f), ax);
+  llvm::Value* z = b_.CreateFMul(a, a);
+  llvm::Value* large = b_.CreateFCmpOGT(a, F32(f, 1.25f));
+  auto c = [&](float small, float big) {
+    return b_.CreateSelect(large, F32(f, big), F32(f, small));
+  };
+  llvm::Value* h =
+      fma(fma(c(-8.003405128e-06f, 4.062151504e-08f), z, c(-1.655373909e-02f, 7.850038673e-05f)), z,
+          c(-3.333333433e-01f, 1.568924263e-02f));
+  llvm::Value* q = fma(fma(fma(c(0.0f, 2.646674830e-06f), z, c(1.798331551e-02f, 1.383027644e-03f)),
+                           z, c(4.496614337e-01f, 1.147117168e-01f)),
+                       z, F32(f, 1.0f));
+  llvm::Value* n = fma(a, b_.CreateFMul(z, h), b_.CreateFMul(a, F32(f, 0.5f)));
+  llvm::Value* d = b_.CreateFSub(q, n);  // exact: n and q are within a factor 2 above 1.25
+  llvm::Value* num = b_.CreateSelect(large, b_.CreateFMul(d, d), h);
+  llvm::Value* den = b_.CreateSelect(large, fma(n, n, b_.CreateFMul(q, q)), q);
+  llvm::Value* r = b_.CreateFDiv(num, den);
+  // Small: tiny and subnormal |x| (a^3 rounds to 0) give |x| exactly.
+  llvm::Value* magnitude =
+      b_.CreateSelect(large, b_.CreateFSub(F32(f, 1.0f), r), fma(b_.CreateFMul(a, z), r, a));
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, x);
 }
 
 llvm::Value* ElementalEmitter::NarrowFromDouble(ElementType type, llvm::Value* d) {

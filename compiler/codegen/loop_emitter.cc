@@ -147,7 +147,9 @@ class LoopEmitter {
     for (llvm::BasicBlock& block : fn) {
       if (&block == &entry) continue;
       for (llvm::Instruction& inst : block) {
-        if (inst.mayReadOrWriteMemory()) inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+        if (inst.mayReadOrWriteMemory()) {
+          inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+        }
       }
     }
     llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};

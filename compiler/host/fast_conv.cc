@@ -1,7 +1,6 @@
 #include "compiler/host/fast_conv.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "base/status_macros.h"
 #include "compiler/evaluator/eval_family_support.h"
 #include "compiler/host/fast_gemm.h"
+#include "compiler/host/thread_scratch.h"
 #include "compiler/host/widen_to_f32.h"
 
 namespace ember::host::fast {
@@ -59,34 +59,11 @@ void ForEachIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& 
 constexpr const char* kNotHere = "the fast convolution does not run ";
 
 // The calling thread's layout copies of one convolution (the input and result in canonical
-// order, the packed kernel), kept between calls: fresh vectors cost a page fault per 4 KiB and
-// a zero fill on every launch of a training step's convolutions. A call that needed more than
-// 64 MiB gives it back when it ends, as F32Scratch does.
+// order, the packed kernel), kept between calls (thread_scratch.h); apart from F32Scratch, which
+// holds a narrow convolution's widened operands while these are in use.
+struct ConvLayoutCopies;
 template <typename T>
-class LayoutScratch {
- public:
-  LayoutScratch() = default;
-  LayoutScratch(const LayoutScratch&) = delete;
-  LayoutScratch& operator=(const LayoutScratch&) = delete;
-  ~LayoutScratch() {
-    size_t total = 0;
-    for (const std::vector<T>& v : slots()) total += v.capacity() * sizeof(T);
-    if (total <= (size_t{64} << 20)) return;
-    for (std::vector<T>& v : slots()) std::vector<T>().swap(v);
-  }
-  // Room for `n` elements in `slot` (0..2), contents unspecified.
-  T* Get(int slot, int64_t n) {
-    std::vector<T>& v = slots()[static_cast<size_t>(slot)];
-    if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
-    return v.data();
-  }
-
- private:
-  static std::array<std::vector<T>, 3>& slots() {
-    thread_local std::array<std::vector<T>, 3> slots;
-    return slots;
-  }
-};
+using LayoutScratch = ThreadScratch<T, ConvLayoutCopies>;
 
 }  // namespace
 

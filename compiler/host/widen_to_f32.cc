@@ -12,8 +12,6 @@ namespace {
 // Below this many elements a conversion runs on the calling thread (it is memory bound; the
 // pool's hand-off costs more than it saves).
 constexpr int64_t kParallelElements = int64_t{1} << 16;
-// A call whose scratch grew past this gives it back when it ends.
-constexpr size_t kKeepFloats = (size_t{64} << 20) / sizeof(float);
 
 // fn(begin, end) over [0, n): on the calling thread when small, else split across the pool.
 template <typename Fn>
@@ -183,24 +181,6 @@ void F32Converter::WidenAll(const void* src, int64_t n, float* dst, ThreadPool& 
 
 void F32Converter::NarrowAll(const float* src, int64_t n, void* dst, ThreadPool& pool) const {
   InRanges(n, pool, [&](int64_t b, int64_t e) { NarrowRange(src, b, e, dst); });
-}
-
-std::array<std::vector<float>, 3>& F32Scratch::slots() {
-  thread_local std::array<std::vector<float>, 3> slots;
-  return slots;
-}
-
-float* F32Scratch::Get(int slot, int64_t n) {
-  std::vector<float>& v = slots()[static_cast<size_t>(slot)];
-  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
-  return v.data();
-}
-
-F32Scratch::~F32Scratch() {
-  size_t total = 0;
-  for (const std::vector<float>& v : slots()) total += v.capacity();
-  if (total <= kKeepFloats) return;
-  for (std::vector<float>& v : slots()) std::vector<float>().swap(v);
 }
 
 }  // namespace ember::host::fast

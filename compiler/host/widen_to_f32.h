@@ -9,10 +9,10 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <vector>
 
 #include "base/float_formats.h"
 #include "compiler/host/thread_pool.h"
+#include "compiler/host/thread_scratch.h"
 #include "compiler/ir/element_type.h"
 
 namespace ember::host::fast {
@@ -71,21 +71,10 @@ class F32Converter {
   std::array<float, 256> byte_values_{};  // one-byte formats: the value of every byte
 };
 
-// Per-thread f32 scratch for the widened copies of one dot or convolution call, slots 0..2.
-// Kept between calls so a warm launch allocates nothing; a call that needed more than 64 MiB
-// in all gives it back when it finishes (Release), so one huge call does not pin memory.
-class F32Scratch {
- public:
-  F32Scratch() = default;
-  F32Scratch(const F32Scratch&) = delete;
-  F32Scratch& operator=(const F32Scratch&) = delete;
-  ~F32Scratch();
-  // Room for `n` floats in `slot`; valid until this object is destroyed.
-  float* Get(int slot, int64_t n);
-
- private:
-  std::array<std::vector<float>, 3>& slots();
-};
+// Per-thread f32 scratch for the widened copies of one dot or convolution call, slots 0..2
+// (thread_scratch.h: kept between calls, given back after a call that needed more than 64 MiB).
+struct WidenedOperands;
+using F32Scratch = ThreadScratch<float, WidenedOperands>;
 
 }  // namespace ember::host::fast
 

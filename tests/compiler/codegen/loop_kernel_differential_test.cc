@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -615,6 +616,47 @@ TEST(LoopKernelDifferentialTest, TranscendentalsOverFloatTypes) {
         Program({ElementType::kF32}, ElementType::kF32,
                 absl::StrCat("  %r = stablehlo.exponential %p0 : tensor<", n, "xf32>"), n),
         std::move(inputs), -1, Tolerance{4, 0});
+    EXPECT_TRUE(run.compiled) << run.refusal;
+    EXPECT_EQ(run.mismatches, 0);
+  }
+}
+
+TEST(LoopKernelDifferentialTest, TanhOverItsWholeRange) {
+  // f32 tanh is a rational approximation of its own, measured at most 2 ulp from the correctly
+  // rounded tanh over every f32; the evaluator rounds libm's double tanh, which may differ from
+  // that by one more. Both of its pieces (|x| below and above 1.25) and the clamp where tanh
+  // rounds to 1 (9.01) within that; signed zeros, tiny and subnormal arguments (tanh(x) rounds
+  // to x), infinities and NaN bit for bit.
+  std::vector<float> near, exact;
+  for (int i = 0; i <= 3000; ++i) near.push_back(-12.0f + 24.0f * static_cast<float>(i) / 3000);
+  for (float v : {1.25f, std::nextafter(1.25f, 2.0f), 9.01f, 10.0f}) {
+    near.push_back(v);
+    near.push_back(-v);
+  }
+  for (float v = 1e-4f; v < 2.0f; v *= 1.37f) {
+    near.push_back(v);
+    near.push_back(-v);
+  }
+  for (float v = 1e-44f; v < 1e-4f; v *= 1.37f) {
+    exact.push_back(v);
+    exact.push_back(-v);
+  }
+  for (float v :
+       {0.0f, -0.0f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    exact.push_back(v);
+  }
+  for (const auto& [values, tolerance] :
+       {std::pair{near, Tolerance{3, 0}}, std::pair{exact, Tolerance{}}}) {
+    const int64_t n = static_cast<int64_t>(values.size());
+    ir::Literal x = ir::Literal::Create(ir::Shape::Make(ElementType::kF32, {n}).value()).value();
+    std::memcpy(x.mutable_bytes().data(), values.data(), n * 4);
+    std::vector<ir::Literal> inputs;
+    inputs.push_back(std::move(x));
+    KernelRun run = CompareWithEvaluator(
+        Program({ElementType::kF32}, ElementType::kF32,
+                absl::StrCat("  %r = stablehlo.tanh %p0 : tensor<", n, "xf32>"), n),
+        std::move(inputs), -1, tolerance);
     EXPECT_TRUE(run.compiled) << run.refusal;
     EXPECT_EQ(run.mismatches, 0);
   }

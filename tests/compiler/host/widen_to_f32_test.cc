@@ -149,17 +149,5 @@ TEST(WidenToF32Test, ConvertersOfEveryWidenedTypeMatchTheGenericConversions) {
   EXPECT_FALSE(WidensToF32(ir::ElementType::kC64));
 }
 
-TEST(WidenToF32Test, ScratchKeepsItsRoomBetweenCalls) {
-  float* first;
-  {
-    F32Scratch scratch;
-    first = scratch.Get(0, 1000);
-    first[999] = 1;
-  }
-  F32Scratch scratch;
-  EXPECT_EQ(scratch.Get(0, 500), first);  // warm: no new allocation
-  EXPECT_EQ(scratch.Get(0, 1000)[999], 1);
-}
-
 }  // namespace
 }  // namespace ember::host::fast
