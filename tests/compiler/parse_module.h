@@ -1,5 +1,5 @@
-// Test helper shared by the compiler tests: MLIR text -> imported, verified ir::Module. Failures
-// are reported as test failures (with the status) and give null.
+// Test helpers shared by the compiler tests: MLIR text -> imported, verified ir::Module (failures
+// are reported as test failures, with the status, and give null); ops of one kind counted.
 #ifndef EMBER_TESTS_COMPILER_PARSE_MODULE_H_
 #define EMBER_TESTS_COMPILER_PARSE_MODULE_H_
 
@@ -24,6 +24,13 @@ inline std::unique_ptr<ir::Module> Parse(const std::string& text) {
   const absl::Status verified = ir::Verify(**module);
   EXPECT_TRUE(verified.ok()) << verified << "\n" << text;
   return *std::move(module);
+}
+
+// How many instructions of `c` (not of its regions) are `op`.
+inline int CountOps(const ir::Computation& c, ir::Opcode op) {
+  int n = 0;
+  for (const auto& inst : c.instructions()) n += inst->opcode() == op;
+  return n;
 }
 
 }  // namespace ember::test_util

@@ -16,11 +16,7 @@ namespace {
 
 using test_util::Parse;
 
-int Count(const ir::Computation& c, ir::Opcode op) {
-  int n = 0;
-  for (const auto& inst : c.instructions()) n += inst->opcode() == op;
-  return n;
-}
+int Count(const ir::Computation& c, ir::Opcode op) { return test_util::CountOps(c, op); }
 
 // The type of the first instruction with opcode `op`.
 std::string TypeOf(const ir::Computation& c, ir::Opcode op) {

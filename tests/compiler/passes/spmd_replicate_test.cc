@@ -14,11 +14,7 @@ namespace {
 
 using test_util::Parse;
 
-int Count(const ir::Computation& c, ir::Opcode op) {
-  int n = 0;
-  for (const auto& inst : c.instructions()) n += inst->opcode() == op;
-  return n;
-}
+int Count(const ir::Computation& c, ir::Opcode op) { return test_util::CountOps(c, op); }
 
 absl::Status RunPass(ir::Module& module, int64_t devices) {
   absl::StatusOr<bool> changed = CreateSpmdReplicatePass(devices)->Run(module);
