@@ -50,7 +50,8 @@ const ir::Instruction* FindManualComputation(const ir::Computation& c) {
 }
 
 absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::Instruction& inst,
-                                                                   const char* name, size_t count) {
+                                                                    const char* name,
+                                                                    size_t count) {
   const ir::Attribute* list = inst.attribute(name);
   std::vector<const ir::TensorSharding*> out;
   if (list == nullptr || list->kind != ir::Attribute::Kind::kList) {
@@ -64,8 +65,8 @@ absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::In
     out.push_back(a.sharding.get());
   }
   if (out.size() != count) {
-    return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": ", out.size(), " ", name,
-                                                   " for ", count, " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(inst.Describe(), ": ", out.size(), " ", name, " for ", count, " values"));
   }
   return out;
 }
@@ -88,9 +89,9 @@ absl::StatusOr<Split> ManualSplit(const ir::Module& module, const ir::Instructio
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.sizes[a] > 1 &&
         std::find(manual_axes.begin(), manual_axes.end(), mesh.axes[a]) == manual_axes.end()) {
-      return absl::UnimplementedError(absl::StrCat(
-          inst.Describe(), ": mesh axis \"", mesh.axes[a],
-          "\" is not manual; partially manual computations are not supported yet"));
+      return absl::UnimplementedError(
+          absl::StrCat(inst.Describe(), ": mesh axis \"", mesh.axes[a],
+                       "\" is not manual; partially manual computations are not supported yet"));
     }
   }
   absl::Status dims = ir::ShardDims(type.dims(), sharding, mesh).status();
@@ -114,8 +115,7 @@ ir::TensorSharding ShardingOf(const ir::TensorSharding& mesh_of, const DimSplits
 
 absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const ir::Attribute* attr,
                                                const ir::ValueType& type, int64_t num_devices,
-                                               const std::string& what,
-                                               bool allow_unreduced) {
+                                               const std::string& what, bool allow_unreduced) {
   if (attr == nullptr || (attr->kind == ir::Attribute::Kind::kString && attr->s.empty())) {
     return std::nullopt;  // no sharding given (an empty mhlo.sharding says nothing)
   }
@@ -147,14 +147,16 @@ absl::StatusOr<std::optional<Split>> ReadSplit(const ir::Module& module, const i
   if (sharding.unreduced_axes.empty() && ir::IsFullyReplicated(sharding, &*mesh)) {
     // Still check the rank: a sharding of the wrong rank is a malformed program.
     if (sharding.dims.size() != type.dims().size()) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          "a sharding of rank ", sharding.dims.size(), " for an array of rank ", type.dims().size())));
+      return fail(
+          absl::InvalidArgumentError(absl::StrCat("a sharding of rank ", sharding.dims.size(),
+                                                  " for an array of rank ", type.dims().size())));
     }
     return std::nullopt;
   }
   if (mesh->size() != num_devices) {
-    return fail(absl::UnimplementedError(absl::StrCat("it is sharded over a mesh of ", mesh->size(),
-                                                      " devices; the program runs on ", num_devices)));
+    return fail(
+        absl::UnimplementedError(absl::StrCat("it is sharded over a mesh of ", mesh->size(),
+                                              " devices; the program runs on ", num_devices)));
   }
   absl::Status dims = ir::ShardDims(type.dims(), sharding, *mesh).status();
   if (!dims.ok()) return fail(dims);
@@ -224,8 +226,9 @@ absl::StatusOr<ir::Value*> SpmdBuilder::AllGather(ir::Value* v, const ir::Mesh& 
   attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
   attrs.Set("use_global_device_ids", ir::Attribute::Bool(true));
   ++counters_.collectives;
-  return c_.AddInstruction(ir::Opcode::kAllGather, {v}, {ir::ValueType::Tensor(shape)},
-                           std::move(attrs), {}, loc)
+  return c_
+      .AddInstruction(ir::Opcode::kAllGather, {v}, {ir::ValueType::Tensor(shape)}, std::move(attrs),
+                      {}, loc)
       ->result();
 }
 
@@ -240,8 +243,8 @@ absl::StatusOr<ir::Value*> SpmdBuilder::AllReduce(ir::Value* v, const ir::Mesh& 
   attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
   attrs.Set("use_global_device_ids", ir::Attribute::Bool(true));
   ++counters_.collectives;
-  return c_.AddInstruction(ir::Opcode::kAllReduce, {v}, {v->type()}, std::move(attrs), {region},
-                           loc)
+  return c_
+      .AddInstruction(ir::Opcode::kAllReduce, {v}, {v->type()}, std::move(attrs), {region}, loc)
       ->result();
 }
 
@@ -282,7 +285,8 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
         offsets[d].empty() || std::all_of(offsets[d].begin(), offsets[d].end(),
                                           [&](int64_t o) { return o == offsets[d][0]; });
     if (constant) {
-      EMBER_ASSIGN_OR_RETURN(ir::Value * start, Scalar(offsets[d].empty() ? 0 : offsets[d][0], loc));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * start,
+                             Scalar(offsets[d].empty() ? 0 : offsets[d][0], loc));
       operands.push_back(start);
       continue;
     }
@@ -292,8 +296,9 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
   EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(v->type().element_type(), out));
   ir::AttributeMap attrs;
   attrs.Set("slice_sizes", ir::Attribute::Ints(out));
-  return c_.AddInstruction(ir::Opcode::kDynamicSlice, std::move(operands),
-                           {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
+  return c_
+      .AddInstruction(ir::Opcode::kDynamicSlice, std::move(operands),
+                      {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
       ->result();
 }
 
@@ -311,8 +316,8 @@ absl::StatusOr<ir::Value*> SpmdBuilder::BlockOffset(const ir::Mesh& mesh,
   return Lookup(offsets, loc);
 }
 
-absl::StatusOr<ir::Value*> SpmdBuilder::AllToAll(ir::Value* v, const ir::Mesh& mesh,
-                                                 int64_t split, int64_t concat,
+absl::StatusOr<ir::Value*> SpmdBuilder::AllToAll(ir::Value* v, const ir::Mesh& mesh, int64_t split,
+                                                 int64_t concat,
                                                  const std::vector<ir::MeshAxisRef>& axes,
                                                  const ir::Location& loc) {
   int64_t n = 1;
@@ -333,8 +338,9 @@ absl::StatusOr<ir::Value*> SpmdBuilder::AllToAll(ir::Value* v, const ir::Mesh& m
   attrs.Set("replica_groups", ir::Attribute::OfLiteral(std::move(rows)));
   attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
   ++counters_.collectives;
-  return c_.AddInstruction(ir::Opcode::kAllToAll, {v}, {ir::ValueType::Tensor(shape)},
-                           std::move(attrs), {}, loc)
+  return c_
+      .AddInstruction(ir::Opcode::kAllToAll, {v}, {ir::ValueType::Tensor(shape)}, std::move(attrs),
+                      {}, loc)
       ->result();
 }
 
@@ -349,11 +355,13 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Reshard(ir::Value* v, const ir::Mesh& me
   // which `to` does not keep there, when `to` extends dimension b's split by exactly it.
   for (size_t a = 0; a < rank; ++a) {
     while (!from[a].empty()) {
-      const std::vector<ir::MeshAxisRef>& want_a = a < to.size() ? to[a] : std::vector<ir::MeshAxisRef>{};
+      const std::vector<ir::MeshAxisRef>& want_a =
+          a < to.size() ? to[a] : std::vector<ir::MeshAxisRef>{};
       const ir::MeshAxisRef x = from[a].back();
       const std::vector<ir::MeshAxisRef> rest(from[a].begin(), from[a].end() - 1);
       if (SameAxes(from[a], want_a) || !(rest.size() <= want_a.size()) ||
-          !SameAxes(rest, std::vector<ir::MeshAxisRef>(want_a.begin(), want_a.begin() + rest.size()))) {
+          !SameAxes(rest,
+                    std::vector<ir::MeshAxisRef>(want_a.begin(), want_a.begin() + rest.size()))) {
         break;
       }
       size_t b = rank;
@@ -365,16 +373,18 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Reshard(ir::Value* v, const ir::Mesh& me
       if (b == rank) break;
       EMBER_ASSIGN_OR_RETURN(int64_t n, Count(mesh, {x}));
       if (v->type().dims()[b] % n != 0) break;
-      EMBER_ASSIGN_OR_RETURN(v, AllToAll(v, mesh, static_cast<int64_t>(b), static_cast<int64_t>(a),
-                                         {x}, loc));
+      EMBER_ASSIGN_OR_RETURN(
+          v, AllToAll(v, mesh, static_cast<int64_t>(b), static_cast<int64_t>(a), {x}, loc));
       from[a].pop_back();
       from[b].push_back(x);
     }
   }
   DimSplits kept(rank);
   for (size_t d = 0; d < rank; ++d) {
-    const std::vector<ir::MeshAxisRef> have = d < from.size() ? from[d] : std::vector<ir::MeshAxisRef>{};
-    const std::vector<ir::MeshAxisRef> want = d < to.size() ? to[d] : std::vector<ir::MeshAxisRef>{};
+    const std::vector<ir::MeshAxisRef> have =
+        d < from.size() ? from[d] : std::vector<ir::MeshAxisRef>{};
+    const std::vector<ir::MeshAxisRef> want =
+        d < to.size() ? to[d] : std::vector<ir::MeshAxisRef>{};
     if (SameAxes(have, want)) {
       kept[d] = have;
       continue;
@@ -395,8 +405,8 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Gather(ir::Value* shard, const Split& sp
                                                const ir::Location& loc) {
   ir::Value* v = shard;
   for (size_t d = 0; d < split.sharding.dims.size(); ++d) {
-    EMBER_ASSIGN_OR_RETURN(v, AllGather(v, split.mesh, static_cast<int64_t>(d),
-                                        split.sharding.dims[d].axes, loc));
+    EMBER_ASSIGN_OR_RETURN(
+        v, AllGather(v, split.mesh, static_cast<int64_t>(d), split.sharding.dims[d].axes, loc));
   }
   return v;
 }
@@ -426,12 +436,13 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Lookup(const std::vector<int64_t>& table
   if (partition_ == nullptr) {
     ir::Value* id =
         c_.AddInstruction(ir::Opcode::kPartitionId, {},
-                          {ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kU32))}, {},
-                          {}, loc)
+                          {ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kU32))}, {}, {},
+                          loc)
             ->result();
     partition_ = c_.AddInstruction(ir::Opcode::kConvert, {id}, {S64({})}, {}, {}, loc)->result();
   }
-  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromValues<int64_t>({num_devices_}, table));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal literal,
+                         ir::Literal::FromValues<int64_t>({num_devices_}, table));
   EMBER_ASSIGN_OR_RETURN(ir::Value * values, Constant(std::move(literal), loc));
   ir::AttributeMap attrs;
   attrs.Set("slice_sizes", ir::Attribute::Ints({1}));

@@ -42,7 +42,7 @@ bool IsManualComputation(const ir::Instruction& inst);
 const ir::Instruction* FindManualComputation(const ir::Computation& c);
 // Its in_shardings (`name` "in_shardings", one per operand) or out_shardings (one per result).
 absl::StatusOr<std::vector<const ir::TensorSharding*>> ShardingList(const ir::Instruction& inst,
-                                                                   const char* name, size_t count);
+                                                                    const char* name, size_t count);
 // The split of one of its operands or results (`type`: the global type): over a mesh of
 // `num_devices` devices, every axis of which is manual (partially manual computations are not
 // supported yet).
@@ -115,8 +115,8 @@ class SpmdBuilder {
 
  private:
   absl::StatusOr<ir::Value*> Constant(ir::Literal literal, const ir::Location& loc);
-  absl::StatusOr<ir::Literal> Groups(const ir::Mesh& mesh,
-                                     const std::vector<ir::MeshAxisRef>& axes, int64_t* size);
+  absl::StatusOr<ir::Literal> Groups(const ir::Mesh& mesh, const std::vector<ir::MeshAxisRef>& axes,
+                                     int64_t* size);
 
   ir::Computation& c_;
   const int64_t num_devices_;

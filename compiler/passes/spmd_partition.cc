@@ -1,29 +1,31 @@
-// spmd-partition: the per-device program of an SPMD program, with the work split. Sharding
-// propagation (sharding_propagation.h) first gives every value of the entry a sharding; this
+// spmd-partition: the per-device program of an SPMD program, with the work split. Calls are
+// inlined, sharding propagation (sharding_propagation.h) gives every value a sharding, and this
 // pass then rebuilds the entry op by op on local shapes:
 //   - each split argument is already this device's shard (its type becomes the local one);
 //   - an op with a sharding rule (sharding_rules.h) runs on its operands' blocks: the rule's
 //     factors take the splits the op's result was given (reduction factors the split its
-//     operands hold), operands are resharded to what that asks (all-gathers of the axes they
-//     lose, a cut of the ones they gain), the op runs on local shapes, and a result summed over a
-//     split factor (a dot's contracting dimension, a reduce's reduced one) is all-reduced over
-//     those axes;
+//     operands hold), operands are resharded to what that asks (an axis that changes dimension
+//     by all-to-all, else all-gathers of the axes they lose and a cut of the ones they gain), and
+//     the op runs on local shapes. A result summed over a split factor (a dot's contracting
+//     dimension, a reduce's reduced one) stays partial until it is first needed whole, where it
+//     is all-reduced (results stated unreduced return it partial);
 //   - a factor whose split a tensor cannot hold as a contiguous block (the minor factor of a
 //     merged dimension, a split that does not divide), or that an op cannot run on locally
-//     (scatter, grouped convolutions, reductions whose init is not their identity),
-//     stays whole: its operands are gathered along it;
-//   - calls are inlined first;
-//   - ops without a rule, and control flow, run on global values (operands and the
-//     entry values their regions read are gathered): correct, and listed as fallbacks in the
-//     program's SPMD report with the bytes they gather;
+//     (scatter, grouped convolutions, reductions whose init is not their identity), stays whole:
+//     its operands are gathered along it;
+//   - while, if and case ops whose regions only they run keep their values split: their regions
+//     are partitioned in turn, reading values of enclosing functions as captures;
+//   - ops without a rule run on global values (operands, and the values their regions read, are
+//     gathered): correct, and listed in the program's SPMD report with the bytes they gather;
 //   - a manual computation (shard_map) gets its operands in its in_shardings, which are exactly
-//     the blocks its body takes, and its results are held as its out_shardings say;
+//     the blocks its body takes; with free axes, its body is partitioned over them; its results
+//     are held as its out_shardings say;
 //   - each result is resharded to the sharding the caller asked for; where the caller left it
 //     open (no sharding stated), it keeps its split, written on the entry's result as the
 //     sharding the program's signature reports.
 // Programs whose shardings propagation cannot handle yet (several meshes) and programs with
 // nothing split are given to spmd-replicate. The report (kSpmdReportAttribute on the module)
-// counts the collectives inserted and names each fallback.
+// counts the collectives inserted and names every gather, reshard, partial sum and fallback.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -70,7 +72,8 @@ struct Want {
 bool SameAxisSet(const std::vector<ir::MeshAxisRef>& a, const std::vector<ir::MeshAxisRef>& b) {
   if (a.size() != b.size()) return false;
   return std::all_of(a.begin(), a.end(), [&](const ir::MeshAxisRef& x) {
-    return std::any_of(b.begin(), b.end(), [&](const ir::MeshAxisRef& y) { return x.name == y.name; });
+    return std::any_of(b.begin(), b.end(),
+                       [&](const ir::MeshAxisRef& y) { return x.name == y.name; });
   });
 }
 
@@ -141,7 +144,11 @@ class Partitioner {
   // already per-device along them).
   Partitioner(Context& ctx, ir::Computation& c, Partitioner* parent,
               std::vector<std::string> consumed = {})
-      : ctx_(ctx), c_(c), parent_(parent), consumed_(std::move(consumed)), mesh_(ctx.mesh),
+      : ctx_(ctx),
+        c_(c),
+        parent_(parent),
+        consumed_(std::move(consumed)),
+        mesh_(ctx.mesh),
         build_(c, ctx.num_devices, ctx.counters) {}
 
   // Parameter i arrives split as `params[i]`; result r leaves split as `results[r]` (nullopt:
@@ -158,7 +165,8 @@ class Partitioner {
       h.local = p;
       h.dims.resize(Rank(p));
       if (!Replicated(h.dims)) {
-        EMBER_ASSIGN_OR_RETURN(ir::ValueType local, SpmdBuilder::LocalType(p->type(), mesh_, h.dims));
+        EMBER_ASSIGN_OR_RETURN(ir::ValueType local,
+                               SpmdBuilder::LocalType(p->type(), mesh_, h.dims));
         ctx_.global_types.emplace(p, p->type());
         p->set_type(local);
       }
@@ -231,7 +239,8 @@ class Partitioner {
       // A partial sum is completed once, where it is first needed whole.
       auto it = reduced_.find(v);
       if (it == reduced_.end()) {
-        EMBER_ASSIGN_OR_RETURN(ir::Computation * region, SumRegion(*h, v->type().element_type(), loc));
+        EMBER_ASSIGN_OR_RETURN(ir::Computation * region,
+                               SumRegion(*h, v->type().element_type(), loc));
         EMBER_ASSIGN_OR_RETURN(ir::Value * sum,
                                build_.AllReduce(h->local, mesh_, h->partial, region, loc));
         it = reduced_.emplace(v, sum).first;
@@ -243,7 +252,8 @@ class Partitioner {
       const std::vector<ir::MeshAxisRef> none;
       const std::vector<ir::MeshAxisRef>& to = d < want.size() ? want[d] : none;
       bool kept = h->dims[d].size() <= to.size();
-      for (size_t k = 0; kept && k < h->dims[d].size(); ++k) kept = h->dims[d][k].name == to[k].name;
+      for (size_t k = 0; kept && k < h->dims[d].size(); ++k)
+        kept = h->dims[d][k].name == to[k].name;
       if (kept) continue;
       // An axis the value keeps on another dimension moves there (by all-to-all where the
       // builder can), which is no gather.
@@ -251,10 +261,10 @@ class Partitioner {
       for (size_t e = 0; e < want.size(); ++e) {
         elsewhere |= e != d && !h->dims[d].empty() && Overlaps(h->dims[d].back(), want[e]);
       }
-      ctx_.report.push_back(absl::StrCat(
-          elsewhere ? "  resharded " : "  gathered ", GlobalType(v).ToString(), " along dimension ",
-          d, " (split ", AxesText(h->dims[d]), ") for ",
-          user == nullptr ? "a result" : user->Describe()));
+      ctx_.report.push_back(absl::StrCat(elsewhere ? "  resharded " : "  gathered ",
+                                         GlobalType(v).ToString(), " along dimension ", d,
+                                         " (split ", AxesText(h->dims[d]), ") for ",
+                                         user == nullptr ? "a result" : user->Describe()));
     }
     EMBER_ASSIGN_OR_RETURN(ir::Value * local, build_.Reshard(h->local, mesh_, h->dims, want, loc));
     if (Replicated(want)) global_[v] = local;
@@ -295,15 +305,17 @@ class Partitioner {
       first[p] = index[0] == 0 ? 1 : 0;
     }
     const ir::ValueType& type = whole->type();
-    const ir::ValueType pred_scalar = ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kPred));
-    EMBER_ASSIGN_OR_RETURN(ir::Shape pred_shape, ir::Shape::Make(ir::ElementType::kPred, type.dims()));
+    const ir::ValueType pred_scalar =
+        ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kPred));
+    EMBER_ASSIGN_OR_RETURN(ir::Shape pred_shape,
+                           ir::Shape::Make(ir::ElementType::kPred, type.dims()));
     EMBER_ASSIGN_OR_RETURN(ir::Value * flag, build_.Lookup(first, loc));
     EMBER_ASSIGN_OR_RETURN(ir::Value * zero64, build_.Scalar(0, loc));
     ir::AttributeMap ne;
     ne.Set("comparison_direction", ir::Attribute::String("NE"));
-    ir::Value* keep =
-        c_.AddInstruction(ir::Opcode::kCompare, {flag, zero64}, {pred_scalar}, std::move(ne), {}, loc)
-            ->result();
+    ir::Value* keep = c_.AddInstruction(ir::Opcode::kCompare, {flag, zero64}, {pred_scalar},
+                                        std::move(ne), {}, loc)
+                          ->result();
     ir::AttributeMap b1, b2;
     b1.Set("broadcast_dimensions", ir::Attribute::Ints({}));
     b2.Set("broadcast_dimensions", ir::Attribute::Ints({}));
@@ -314,13 +326,16 @@ class Partitioner {
                            ir::Literal::Create(ir::Shape::Scalar(type.element_type())));
     ir::AttributeMap z;
     z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
-    ir::Value* zero = c_.AddInstruction(ir::Opcode::kConstant, {},
-                                        {ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()))},
-                                        std::move(z), {}, loc)
-                          ->result();
+    ir::Value* zero =
+        c_.AddInstruction(ir::Opcode::kConstant, {},
+                          {ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()))},
+                          std::move(z), {}, loc)
+            ->result();
     ir::Value* zeros =
-        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {type}, std::move(b2), {}, loc)->result();
-    return c_.AddInstruction(ir::Opcode::kSelect, {mask, whole, zeros}, {type}, {}, {}, loc)->result();
+        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {type}, std::move(b2), {}, loc)
+            ->result();
+    return c_.AddInstruction(ir::Opcode::kSelect, {mask, whole, zeros}, {type}, {}, {}, loc)
+        ->result();
   }
 
   // A whole value split along the unreduced axes as well as `want.dims` becomes a sum with no
@@ -355,10 +370,10 @@ class Partitioner {
     ir::AttributeMap z, b;
     z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
     b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
-    ir::Value* zero = c_.AddInstruction(ir::Opcode::kConstant, {},
-                                        {ir::ValueType::Tensor(ir::Shape::Scalar(type))},
-                                        std::move(z), {}, loc)
-                          ->result();
+    ir::Value* zero =
+        c_.AddInstruction(ir::Opcode::kConstant, {},
+                          {ir::ValueType::Tensor(ir::Shape::Scalar(type))}, std::move(z), {}, loc)
+            ->result();
     ir::Value* zeros =
         c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {out_type}, std::move(b), {}, loc)
             ->result();
@@ -382,10 +397,9 @@ class Partitioner {
       }
       operands.push_back(start);
     }
-    return std::optional<ir::Value*>(
-        c_.AddInstruction(ir::Opcode::kDynamicUpdateSlice, std::move(operands), {out_type}, {}, {},
-                          loc)
-            ->result());
+    return std::optional<ir::Value*>(c_.AddInstruction(ir::Opcode::kDynamicUpdateSlice,
+                                                       std::move(operands), {out_type}, {}, {}, loc)
+                                         ->result());
   }
 
   // The region that completes `h`'s partial value: its op's reduction, or a sum.
@@ -394,7 +408,8 @@ class Partitioner {
     if (h.partial_op != nullptr) {
       std::optional<collectives::ReductionKind> kind = PartialKind(*h.partial_op);
       if (!kind.has_value()) {
-        return absl::InternalError(absl::StrCat(h.partial_op->Describe(), ": a partial result of "
+        return absl::InternalError(absl::StrCat(h.partial_op->Describe(),
+                                                ": a partial result of "
                                                 "an op that cannot leave one"));
       }
       return ReductionRegion(*h.partial_op, *kind);
@@ -412,7 +427,8 @@ class Partitioner {
           stated->sharding != nullptr) {
         want.unreduced = stated->sharding->unreduced_axes;
       }
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, AsUnreduced(inst.operand(0), want, inst.location()));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                             AsUnreduced(inst.operand(0), want, inst.location()));
       held_[inst.result(0)] = Held{local, want.dims, want.unreduced, nullptr};
       return absl::OkStatus();
     }
@@ -479,10 +495,10 @@ class Partitioner {
     if (loop) {
       ir::Computation& cond = *inst.regions()[0];
       ir::Computation& body = *inst.regions()[1];
-      if (cond.parameters().size() != results.size() || body.parameters().size() != results.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(inst.Describe(), ": its regions do not take its ", results.size(),
-                         " carried values"));
+      if (cond.parameters().size() != results.size() ||
+          body.parameters().size() != results.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            inst.Describe(), ": its regions do not take its ", results.size(), " carried values"));
       }
       EMBER_RETURN_IF_ERROR(Partitioner(ctx_, cond, this, consumed_).Run(carried, {}).status());
       EMBER_RETURN_IF_ERROR(Partitioner(ctx_, body, this, consumed_).Run(carried, wants).status());
@@ -508,9 +524,11 @@ class Partitioner {
   absl::Status EmitGlobal(const ir::Instruction& inst, const std::string& why) {
     for (const ir::Computation* region : inst.regions()) {
       if (const ir::Instruction* manual = FindManualComputation(*region)) {
-        return absl::UnimplementedError(absl::StrCat(
-            manual->Describe(), ": a manual computation inside ", inst.Describe(), ", which runs "
-            "on global values (", why, "), is not supported yet"));
+        return absl::UnimplementedError(
+            absl::StrCat(manual->Describe(), ": a manual computation inside ", inst.Describe(),
+                         ", which runs "
+                         "on global values (",
+                         why, "), is not supported yet"));
       }
     }
     std::vector<ir::Value*> operands;
@@ -534,7 +552,7 @@ class Partitioner {
     if (bytes > 0 || split_result) {
       ++ctx_.fallbacks;
       ctx_.report.push_back(absl::StrCat("  on global values (", why, "): ", inst.Describe(), ", ",
-                                     bytes, " bytes of split operands gathered"));
+                                         bytes, " bytes of split operands gathered"));
     }
     return absl::OkStatus();
   }
@@ -549,8 +567,10 @@ class Partitioner {
       for (const ir::Value* v : captured) {
         if (Owner(v) == nullptr) continue;
         EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
-        if (v->type().is_tensor() && !Replicated(h->dims)) bytes += GlobalType(v).shape().ByteSize();
-        EMBER_ASSIGN_OR_RETURN(ir::Value * global, As(v, DimSplits(Rank(v)), &inst, inst.location()));
+        if (v->type().is_tensor() && !Replicated(h->dims))
+          bytes += GlobalType(v).shape().ByteSize();
+        EMBER_ASSIGN_OR_RETURN(ir::Value * global,
+                               As(v, DimSplits(Rank(v)), &inst, inst.location()));
         map[v] = global;
       }
       if (!map.empty()) ReplaceOperandsInRegion(*region, map);
@@ -562,9 +582,8 @@ class Partitioner {
                        std::vector<ir::ValueType> types) {
     ir::AttributeMap attrs = inst.attributes();
     attrs.Erase(kShardingsAttribute);
-    ir::Instruction* copy = c_.AddInstruction(inst.opcode(), std::move(operands),
-                                              std::move(types), std::move(attrs), inst.regions(),
-                                              inst.location());
+    ir::Instruction* copy = c_.AddInstruction(inst.opcode(), std::move(operands), std::move(types),
+                                              std::move(attrs), inst.regions(), inst.location());
     if (inst.callee() != nullptr) copy->set_callee(inst.callee());
     return copy;
   }
@@ -585,7 +604,8 @@ class Partitioner {
         std::optional<collectives::ReductionKind> kind =
             RegionReductionKind(*inst.regions()[0], type);
         if (!kind.has_value()) return std::nullopt;
-        if (*kind == collectives::ReductionKind::kMax || *kind == collectives::ReductionKind::kMin) {
+        if (*kind == collectives::ReductionKind::kMax ||
+            *kind == collectives::ReductionKind::kMin) {
           return kind;  // folding the init in again changes nothing
         }
         if (*kind != collectives::ReductionKind::kSum) return std::nullopt;
@@ -785,7 +805,8 @@ class Partitioner {
     if (!summed.empty()) {
       ctx_.report.push_back(absl::StrCat("  unreduced over ", AxesText(summed),
                                          " (a sum over split factors, all-reduced where first "
-                                         "needed whole): ", inst.Describe()));
+                                         "needed whole): ",
+                                         inst.Describe()));
     }
     for (size_t r = 0; r < inst.num_results(); ++r) {
       Held h{copy->result(r), std::move(result_splits[r])};
@@ -815,9 +836,9 @@ class Partitioner {
       if (splat.has_value()) {
         ir::AttributeMap attrs;
         attrs.Set("value", ir::Attribute::OfLiteral(*std::move(splat)));
-        ir::Value* v = c_.AddInstruction(ir::Opcode::kConstant, {}, {local_type}, std::move(attrs),
-                                         {}, loc)
-                           ->result();
+        ir::Value* v =
+            c_.AddInstruction(ir::Opcode::kConstant, {}, {local_type}, std::move(attrs), {}, loc)
+                ->result();
         held_[inst.result(0)] = Held{v, want};
         return absl::OkStatus();
       }
@@ -834,8 +855,8 @@ class Partitioner {
       const ir::ValueType s64 = ir::ValueType::Tensor(s64_shape);
       ir::AttributeMap attrs;
       attrs.Set("iota_dimension", ir::Attribute::Int(dim));
-      ir::Value* v = c_.AddInstruction(ir::Opcode::kIota, {}, {s64}, std::move(attrs), {}, loc)
-                         ->result();
+      ir::Value* v =
+          c_.AddInstruction(ir::Opcode::kIota, {}, {s64}, std::move(attrs), {}, loc)->result();
       if (dim >= 0 && static_cast<size_t>(dim) < want.size() && !want[dim].empty()) {
         EMBER_ASSIGN_OR_RETURN(ir::Value * offset,
                                build_.BlockOffset(mesh_, want[dim], dims[dim], loc));
@@ -863,7 +884,7 @@ class Partitioner {
   // A literal of `type` holding `whole`'s one value when every element of `whole` is the same;
   // nullopt otherwise.
   static absl::StatusOr<std::optional<ir::Literal>> SplatOf(const ir::Literal* whole,
-                                                           const ir::ValueType& type) {
+                                                            const ir::ValueType& type) {
     if (whole == nullptr) return std::nullopt;
     const absl::Span<const uint8_t> bytes = whole->bytes();
     const int64_t n = whole->shape().element_count();
@@ -900,7 +921,8 @@ class Partitioner {
     ir::Computation* region = ctx_.module.AddRegion("spmd_sum");
     ir::Value* a = region->AddParameter(scalar);
     ir::Value* b = region->AddParameter(scalar);
-    ir::Value* sum = region->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {}, loc)->result();
+    ir::Value* sum =
+        region->AddInstruction(ir::Opcode::kAdd, {a, b}, {scalar}, {}, {}, loc)->result();
     region->AddInstruction(ir::Opcode::kReturn, {sum}, {}, {}, {}, loc);
     return region;
   }
@@ -912,7 +934,8 @@ class Partitioner {
   // free axes: correct, the work along them not split yet).
   absl::Status EmitManual(const ir::Instruction& inst) {
     ir::Computation* body = inst.callee();
-    if (body == nullptr) return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no body"));
+    if (body == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(inst.Describe(), ": no body"));
     EMBER_ASSIGN_OR_RETURN(std::vector<const ir::TensorSharding*> ins,
                            ShardingList(inst, "in_shardings", inst.operands().size()));
     EMBER_ASSIGN_OR_RETURN(std::vector<const ir::TensorSharding*> outs,
@@ -937,14 +960,14 @@ class Partitioner {
       partial |= mesh_.sizes[a] > 1 && !in(manual, mesh_.axes[a]) && !in(consumed_, mesh_.axes[a]);
     }
     // A sharding of the manual computation as splits, and its free-axis part.
-    auto parts = [&](const ir::TensorSharding& sharding, const ir::ValueType& type,
-                     DimSplits& all, DimSplits& free) -> absl::Status {
+    auto parts = [&](const ir::TensorSharding& sharding, const ir::ValueType& type, DimSplits& all,
+                     DimSplits& free) -> absl::Status {
       if (!sharding.unreduced_axes.empty()) {
         for (const ir::MeshAxisRef& a : sharding.unreduced_axes) {
           if (!in(manual, a.name)) {
-            return absl::UnimplementedError(absl::StrCat(
-                inst.Describe(), ": its sharding ", sharding.ToString(),
-                " is unreduced over the free axis \"", a.name, "\""));
+            return absl::UnimplementedError(
+                absl::StrCat(inst.Describe(), ": its sharding ", sharding.ToString(),
+                             " is unreduced over the free axis \"", a.name, "\""));
           }
         }
       }
@@ -968,9 +991,9 @@ class Partitioner {
           }
           const bool is_manual = in(manual, a.name);
           if (is_manual && !free[d].empty()) {
-            return absl::UnimplementedError(absl::StrCat(
-                inst.Describe(), ": dimension ", d, " of ", sharding.ToString(),
-                " splits over a free axis before a manual one"));
+            return absl::UnimplementedError(
+                absl::StrCat(inst.Describe(), ": dimension ", d, " of ", sharding.ToString(),
+                             " splits over a free axis before a manual one"));
           }
           if (!is_manual) free[d].push_back(a);
         }
@@ -987,9 +1010,9 @@ class Partitioner {
       EMBER_ASSIGN_OR_RETURN(ir::ValueType takes,
                              SpmdBuilder::LocalType(body->parameter(k)->type(), mesh_, free));
       if (takes != local->type()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            inst.Describe(), ": operand ", k, "'s block is ", local->type().ToString(),
-            " but the body takes ", body->parameter(k)->type().ToString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat(inst.Describe(), ": operand ", k, "'s block is ", local->type().ToString(),
+                         " but the body takes ", body->parameter(k)->type().ToString()));
       }
       locals.push_back(local);
       free_params.push_back(Held{nullptr, std::move(free)});
@@ -1004,9 +1027,10 @@ class Partitioner {
     }
     if (partial) {
       if (ctx_.callee_uses[body] != 1) {
-        return absl::UnimplementedError(absl::StrCat(
-            inst.Describe(), ": a partially manual computation whose body other ops also run is "
-            "not supported yet"));
+        return absl::UnimplementedError(
+            absl::StrCat(inst.Describe(),
+                         ": a partially manual computation whose body other ops also run is "
+                         "not supported yet"));
       }
       std::vector<std::string> consumed = consumed_;
       consumed.insert(consumed.end(), manual.begin(), manual.end());
@@ -1026,8 +1050,8 @@ class Partitioner {
             " per device, but its out_sharding makes blocks of ", local.ToString()));
       }
       // A result unreduced over manual axes is each device's part of the sum the body leaves.
-      held_[inst.result(r)] = Held{call->result(r), std::move(held_results[r]),
-                                   outs[r]->unreduced_axes, nullptr};
+      held_[inst.result(r)] =
+          Held{call->result(r), std::move(held_results[r]), outs[r]->unreduced_axes, nullptr};
     }
     return absl::OkStatus();
   }
@@ -1039,7 +1063,7 @@ class Partitioner {
   const ir::Mesh& mesh_;
   SpmdBuilder build_;
   std::unordered_map<const ir::Value*, Held> held_;
-  std::unordered_map<const ir::Value*, ir::Value*> global_;  // global values made so far
+  std::unordered_map<const ir::Value*, ir::Value*> global_;   // global values made so far
   std::unordered_map<const ir::Value*, ir::Value*> reduced_;  // partial sums completed so far
 };
 
@@ -1052,10 +1076,9 @@ std::optional<ir::TensorSharding> AnySplit(const ir::Computation& entry) {
       return nullptr;
     }
     const auto& dims = a->sharding->dims;
-    const bool splits =
-        !a->sharding->unreduced_axes.empty() ||
-        std::any_of(dims.begin(), dims.end(),
-                    [](const ir::DimensionSharding& d) { return !d.axes.empty(); });
+    const bool splits = !a->sharding->unreduced_axes.empty() ||
+                        std::any_of(dims.begin(), dims.end(),
+                                    [](const ir::DimensionSharding& d) { return !d.axes.empty(); });
     return splits ? a->sharding.get() : nullptr;
   };
   for (const auto& attrs : entry.arg_attributes()) {
@@ -1092,7 +1115,8 @@ void ClearPropagation(ir::Module& module) {
   for (const auto& c : module.computations()) {
     for (auto& attrs : c->arg_attributes()) attrs.Erase(kShardingAttribute);
     for (auto& attrs : c->result_attributes()) attrs.Erase(kShardingAttribute);
-    for (const auto& inst : c->instructions()) inst->mutable_attributes().Erase(kShardingsAttribute);
+    for (const auto& inst : c->instructions())
+      inst->mutable_attributes().Erase(kShardingsAttribute);
   }
 }
 
@@ -1142,8 +1166,9 @@ absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh
   std::vector<std::optional<Want>> results;
   for (size_t r = 0; r < ret->operands().size(); ++r) {
     const ir::Value* v = ret->operand(r);
-    const ir::Attribute* attr =
-        r < entry.result_attributes().size() ? StatedSharding(entry.result_attributes()[r]) : nullptr;
+    const ir::Attribute* attr = r < entry.result_attributes().size()
+                                    ? StatedSharding(entry.result_attributes()[r])
+                                    : nullptr;
     EMBER_ASSIGN_OR_RETURN(std::optional<Split> split,
                            ReadSplit(module, attr, v->type(), num_devices,
                                      absl::StrCat("result ", r), /*allow_unreduced=*/true));
@@ -1163,10 +1188,10 @@ absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh
     entry.result_attributes()[r].Set("sdy.sharding",
                                      ir::Attribute::OfSharding(ShardingOf(mesh_ref, splits[r])));
   }
-  ctx.report.insert(ctx.report.begin(),
-                    absl::StrCat("spmd-partition over ", ctx.mesh.ToString(), ": ",
-                                 ctx.counters.collectives, " collectives inserted, ",
-                                 ctx.fallbacks, " ops on global values"));
+  ctx.report.insert(
+      ctx.report.begin(),
+      absl::StrCat("spmd-partition over ", ctx.mesh.ToString(), ": ", ctx.counters.collectives,
+                   " collectives inserted, ", ctx.fallbacks, " ops on global values"));
   module.attributes().Set(kSpmdReportAttribute,
                           ir::Attribute::String(absl::StrJoin(ctx.report, "\n")));
   return absl::OkStatus();
@@ -1210,7 +1235,8 @@ class SpmdPartitionPass : public Pass {
       module.attributes().Set(
           kSpmdReportAttribute,
           ir::Attribute::String(absl::StrCat("spmd-replicate (every device runs the whole "
-                                             "program): ", why)));
+                                             "program): ",
+                                             why)));
     }
     return changed;
   }

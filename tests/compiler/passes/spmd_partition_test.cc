@@ -66,7 +66,8 @@ module @jit_step {
   EXPECT_EQ(Count(main, ir::Opcode::kDynamicSlice), 0) << m->ToString();
   EXPECT_NE(m->ToString().find("replica_groups = s64[1,4]{1,0} {{0, 1, 2, 3}}"), std::string::npos);
   const std::string report = Report(*m);
-  EXPECT_TRUE(absl::StrContains(report, "1 collectives inserted, 0 ops on global values")) << report;
+  EXPECT_TRUE(absl::StrContains(report, "1 collectives inserted, 0 ops on global values"))
+      << report;
   EXPECT_TRUE(absl::StrContains(report, "unreduced over {\"b\"}")) << report;
   // Propagation's attributes do not outlive the pass.
   EXPECT_FALSE(absl::StrContains(m->ToString(), "ember.sharding")) << m->ToString();
@@ -123,8 +124,9 @@ module @jit_reduce {
   EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 2) << m->ToString();
   EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 1) << m->ToString();
   const std::string report = Report(*m);
-  EXPECT_TRUE(absl::StrContains(report, "gathered tensor<4x8xf32> along dimension 1 (split "
-                                        "{\"x\"}) for stablehlo.reduce"))
+  EXPECT_TRUE(absl::StrContains(report,
+                                "gathered tensor<4x8xf32> along dimension 1 (split "
+                                "{\"x\"}) for stablehlo.reduce"))
       << report;
 }
 
@@ -144,12 +146,14 @@ module @jit_whole {
   ASSERT_TRUE(RunPass(*m, 4).ok());
   const std::string report = Report(*m);
   // A reshape merging a split minor dimension cannot keep it as contiguous blocks.
-  EXPECT_TRUE(absl::StrContains(report, "gathered tensor<8x4xf32> along dimension 1 (split "
-                                        "{\"x\"}) for stablehlo.reshape"))
+  EXPECT_TRUE(absl::StrContains(report,
+                                "gathered tensor<8x4xf32> along dimension 1 (split "
+                                "{\"x\"}) for stablehlo.reshape"))
       << report;
   // An op with no sharding rule runs on the whole value, and says so with the bytes.
-  EXPECT_TRUE(absl::StrContains(report, "on global values (no sharding rule): "
-                                        "stablehlo.custom_call"))
+  EXPECT_TRUE(absl::StrContains(report,
+                                "on global values (no sharding rule): "
+                                "stablehlo.custom_call"))
       << report;
   EXPECT_TRUE(absl::StrContains(report, "256 bytes of split operands gathered")) << report;
   EXPECT_TRUE(absl::StrContains(report, "2 collectives inserted, 1 ops on global values"))
