@@ -253,7 +253,7 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
                                             const ir::Location& loc) {
   const std::vector<int64_t> in = v->type().dims();
   std::vector<int64_t> out = in;
-  std::vector<std::vector<int64_t>> offsets(in.size());
+  std::vector<int64_t> parts(in.size(), 1);  // per dimension: the blocks it is cut into
   bool any = false;
   for (size_t d = 0; d < in.size(); ++d) {
     const size_t kept = d < from.size() ? from[d].size() : 0;
@@ -266,31 +266,20 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
                                               " does not split evenly into ", n));
     }
     out[d] = in[d] / n;
-    // The device's block along `d` under `to`, within its block under `from` (`from` is a
-    // prefix of `to`, major first).
-    ir::TensorSharding one;
-    one.dims.resize(1);
-    one.dims[0].axes = to[d];
-    offsets[d].resize(num_devices_);
-    for (int64_t p = 0; p < num_devices_; ++p) {
-      EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh, p));
-      offsets[d][p] = (index[0] % n) * out[d];
-    }
+    parts[d] = n;
     any = true;
   }
   if (!any) return v;
   std::vector<ir::Value*> operands = {v};
   for (size_t d = 0; d < in.size(); ++d) {
-    const bool constant =
-        offsets[d].empty() || std::all_of(offsets[d].begin(), offsets[d].end(),
-                                          [&](int64_t o) { return o == offsets[d][0]; });
-    if (constant) {
-      EMBER_ASSIGN_OR_RETURN(ir::Value * start,
-                             Scalar(offsets[d].empty() ? 0 : offsets[d][0], loc));
-      operands.push_back(start);
-      continue;
+    // The device's block along `d` under `to`, within its block under `from` (`from` is a
+    // prefix of `to`, major first).
+    ir::Value* start = nullptr;
+    if (parts[d] == 1) {
+      EMBER_ASSIGN_OR_RETURN(start, Scalar(0, loc));
+    } else {
+      EMBER_ASSIGN_OR_RETURN(start, MinorBlockOffset(mesh, to[d], parts[d], out[d], loc));
     }
-    EMBER_ASSIGN_OR_RETURN(ir::Value * start, Lookup(offsets[d], loc));
     operands.push_back(start);
   }
   EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(v->type().element_type(), out));
@@ -302,18 +291,39 @@ absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
       ->result();
 }
 
-absl::StatusOr<ir::Value*> SpmdBuilder::BlockOffset(const ir::Mesh& mesh,
-                                                    const std::vector<ir::MeshAxisRef>& axes,
-                                                    int64_t block, const ir::Location& loc) {
+absl::StatusOr<std::vector<int64_t>> SpmdBuilder::BlockIndices(
+    const ir::Mesh& mesh, const std::vector<ir::MeshAxisRef>& axes) const {
   ir::TensorSharding one;
   one.dims.resize(1);
   one.dims[0].axes = axes;
-  std::vector<int64_t> offsets(num_devices_);
+  std::vector<int64_t> indices(num_devices_);
   for (int64_t p = 0; p < num_devices_; ++p) {
     EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh, p));
-    offsets[p] = index[0] * block;
+    indices[p] = index[0];
+  }
+  return indices;
+}
+
+absl::StatusOr<ir::Value*> SpmdBuilder::MinorBlockOffset(const ir::Mesh& mesh,
+                                                         const std::vector<ir::MeshAxisRef>& axes,
+                                                         int64_t minor, int64_t block,
+                                                         const ir::Location& loc) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, BlockIndices(mesh, axes));
+  for (int64_t& o : offsets) o = (o % minor) * block;
+  if (std::all_of(offsets.begin(), offsets.end(), [&](int64_t o) { return o == offsets[0]; })) {
+    return Scalar(offsets.empty() ? 0 : offsets[0], loc);
   }
   return Lookup(offsets, loc);
+}
+
+absl::StatusOr<ir::Value*> SpmdBuilder::Zeros(const ir::ValueType& type, const ir::Location& loc) {
+  const ir::ValueType scalar = ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()));
+  EMBER_ASSIGN_OR_RETURN(ir::Literal zero, ir::Literal::Create(scalar.shape()));
+  EMBER_ASSIGN_OR_RETURN(ir::Value * v, Constant(std::move(zero), loc));
+  ir::AttributeMap attrs;
+  attrs.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+  return c_.AddInstruction(ir::Opcode::kBroadcastInDim, {v}, {type}, std::move(attrs), {}, loc)
+      ->result();
 }
 
 absl::StatusOr<ir::Value*> SpmdBuilder::AllToAll(ir::Value* v, const ir::Mesh& mesh, int64_t split,

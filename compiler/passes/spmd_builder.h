@@ -104,11 +104,19 @@ class SpmdBuilder {
   // This device's shard of `global`.
   absl::StatusOr<ir::Value*> Cut(ir::Value* global, const Split& split, const ir::Location& loc);
 
-  // The offset (an s64 scalar) of this device's block along a dimension split over `axes` into
-  // blocks of `block` elements.
-  absl::StatusOr<ir::Value*> BlockOffset(const ir::Mesh& mesh,
-                                         const std::vector<ir::MeshAxisRef>& axes, int64_t block,
-                                         const ir::Location& loc);
+  // Per partition: its block's index along a dimension split over `axes` (major first).
+  absl::StatusOr<std::vector<int64_t>> BlockIndices(const ir::Mesh& mesh,
+                                                    const std::vector<ir::MeshAxisRef>& axes) const;
+  // The offset (an s64 scalar; a constant where every device has the same) of this device's
+  // block of `block` elements along a dimension split over `axes`, counted within its group of
+  // `minor` consecutive blocks (the minor part of the split; all of it when `minor` is the
+  // split's size).
+  absl::StatusOr<ir::Value*> MinorBlockOffset(const ir::Mesh& mesh,
+                                              const std::vector<ir::MeshAxisRef>& axes,
+                                              int64_t minor, int64_t block,
+                                              const ir::Location& loc);
+  // Zeros of `type`.
+  absl::StatusOr<ir::Value*> Zeros(const ir::ValueType& type, const ir::Location& loc);
   // table[partition_id] as an s64 scalar.
   absl::StatusOr<ir::Value*> Lookup(const std::vector<int64_t>& table, const ir::Location& loc);
   absl::StatusOr<ir::Value*> Scalar(int64_t v, const ir::Location& loc);

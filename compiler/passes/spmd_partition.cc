@@ -296,44 +296,26 @@ class Partitioner {
       if (padded.has_value()) return *padded;
     }
     EMBER_ASSIGN_OR_RETURN(ir::Value * whole, As(v, want.dims, nullptr, loc));
-    ir::TensorSharding one;
-    one.dims.resize(1);
-    one.dims[0].axes = want.unreduced;
-    std::vector<int64_t> first(ctx_.num_devices);
-    for (int64_t p = 0; p < ctx_.num_devices; ++p) {
-      EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh_, p));
-      first[p] = index[0] == 0 ? 1 : 0;
-    }
     const ir::ValueType& type = whole->type();
+    // The first device of each group (block 0 along the unreduced axes) keeps the value.
+    EMBER_ASSIGN_OR_RETURN(int64_t group, SpmdBuilder::Count(mesh_, want.unreduced));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * index,
+                           build_.MinorBlockOffset(mesh_, want.unreduced, group, 1, loc));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zero64, build_.Scalar(0, loc));
+    ir::AttributeMap eq, b;
+    eq.Set("comparison_direction", ir::Attribute::String("EQ"));
+    b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
     const ir::ValueType pred_scalar =
         ir::ValueType::Tensor(ir::Shape::Scalar(ir::ElementType::kPred));
     EMBER_ASSIGN_OR_RETURN(ir::Shape pred_shape,
                            ir::Shape::Make(ir::ElementType::kPred, type.dims()));
-    EMBER_ASSIGN_OR_RETURN(ir::Value * flag, build_.Lookup(first, loc));
-    EMBER_ASSIGN_OR_RETURN(ir::Value * zero64, build_.Scalar(0, loc));
-    ir::AttributeMap ne;
-    ne.Set("comparison_direction", ir::Attribute::String("NE"));
-    ir::Value* keep = c_.AddInstruction(ir::Opcode::kCompare, {flag, zero64}, {pred_scalar},
-                                        std::move(ne), {}, loc)
+    ir::Value* keep = c_.AddInstruction(ir::Opcode::kCompare, {index, zero64}, {pred_scalar},
+                                        std::move(eq), {}, loc)
                           ->result();
-    ir::AttributeMap b1, b2;
-    b1.Set("broadcast_dimensions", ir::Attribute::Ints({}));
-    b2.Set("broadcast_dimensions", ir::Attribute::Ints({}));
     ir::Value* mask = c_.AddInstruction(ir::Opcode::kBroadcastInDim, {keep},
-                                        {ir::ValueType::Tensor(pred_shape)}, std::move(b1), {}, loc)
+                                        {ir::ValueType::Tensor(pred_shape)}, std::move(b), {}, loc)
                           ->result();
-    EMBER_ASSIGN_OR_RETURN(ir::Literal zero_literal,
-                           ir::Literal::Create(ir::Shape::Scalar(type.element_type())));
-    ir::AttributeMap z;
-    z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
-    ir::Value* zero =
-        c_.AddInstruction(ir::Opcode::kConstant, {},
-                          {ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()))},
-                          std::move(z), {}, loc)
-            ->result();
-    ir::Value* zeros =
-        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {type}, std::move(b2), {}, loc)
-            ->result();
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zeros, build_.Zeros(type, loc));
     return c_.AddInstruction(ir::Opcode::kSelect, {mask, whole, zeros}, {type}, {}, {}, loc)
         ->result();
   }
@@ -366,34 +348,16 @@ class Partitioner {
     const ir::ElementType type = h.local->type().element_type();
     EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(type, out));
     const ir::ValueType out_type = ir::ValueType::Tensor(shape);
-    EMBER_ASSIGN_OR_RETURN(ir::Literal zero_literal, ir::Literal::Create(ir::Shape::Scalar(type)));
-    ir::AttributeMap z, b;
-    z.Set("value", ir::Attribute::OfLiteral(std::move(zero_literal)));
-    b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
-    ir::Value* zero =
-        c_.AddInstruction(ir::Opcode::kConstant, {},
-                          {ir::ValueType::Tensor(ir::Shape::Scalar(type))}, std::move(z), {}, loc)
-            ->result();
-    ir::Value* zeros =
-        c_.AddInstruction(ir::Opcode::kBroadcastInDim, {zero}, {out_type}, std::move(b), {}, loc)
-            ->result();
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zeros, build_.Zeros(out_type, loc));
     std::vector<ir::Value*> operands = {zeros, h.local};
     for (size_t d = 0; d < local.size(); ++d) {
       ir::Value* start = nullptr;
       if (extra[d].empty()) {
         EMBER_ASSIGN_OR_RETURN(start, build_.Scalar(0, loc));
       } else {
-        // The block's index among the extra axes' blocks (the minor part of its split).
+        // The block's place among the extra axes' blocks (the minor part of its split).
         EMBER_ASSIGN_OR_RETURN(int64_t n, SpmdBuilder::Count(mesh_, extra[d]));
-        ir::TensorSharding one;
-        one.dims.resize(1);
-        one.dims[0].axes = h.dims[d];
-        std::vector<int64_t> offsets(ctx_.num_devices);
-        for (int64_t p = 0; p < ctx_.num_devices; ++p) {
-          EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> index, ir::ShardIndex(one, mesh_, p));
-          offsets[p] = (index[0] % n) * local[d];
-        }
-        EMBER_ASSIGN_OR_RETURN(start, build_.Lookup(offsets, loc));
+        EMBER_ASSIGN_OR_RETURN(start, build_.MinorBlockOffset(mesh_, h.dims[d], n, local[d], loc));
       }
       operands.push_back(start);
     }
@@ -858,8 +822,9 @@ class Partitioner {
       ir::Value* v =
           c_.AddInstruction(ir::Opcode::kIota, {}, {s64}, std::move(attrs), {}, loc)->result();
       if (dim >= 0 && static_cast<size_t>(dim) < want.size() && !want[dim].empty()) {
+        EMBER_ASSIGN_OR_RETURN(int64_t blocks, SpmdBuilder::Count(mesh_, want[dim]));
         EMBER_ASSIGN_OR_RETURN(ir::Value * offset,
-                               build_.BlockOffset(mesh_, want[dim], dims[dim], loc));
+                               build_.MinorBlockOffset(mesh_, want[dim], blocks, dims[dim], loc));
         ir::AttributeMap b;
         b.Set("broadcast_dimensions", ir::Attribute::Ints({}));
         ir::Value* spread =
