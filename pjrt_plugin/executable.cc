@@ -70,9 +70,13 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(
   handle->cost_properties.AddFloat("transcendentals", static_cast<float>(cost.transcendentals));
   handle->cost_properties.AddFloat("bytes accessed", static_cast<float>(cost.bytes_accessed));
   if (bound.program().spmd && bound.devices().size() > 1) {
+    // The per-device program where the text form can say it; else its signature, which is
+    // what the framework reads the shardings from.
     handle->optimized_program =
-        compiler::SignatureModuleText(bound.program().signature, bound.program().name,
-                                      bound.num_replicas(), bound.num_partitions());
+        !bound.program().device_program_text.empty()
+            ? bound.program().device_program_text
+            : compiler::SignatureModuleText(bound.program().signature, bound.program().name,
+                                            bound.num_replicas(), bound.num_partitions());
   }
   return handle;
 }

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "compiler/driver/dump.h"
 #include "compiler/driver/implementation_limits.h"
+#include "compiler/export/stablehlo_text.h"
 #include "compiler/frontend/bytecode_reader.h"
 #include "compiler/frontend/hlo/hlo_import.h"
 #include "compiler/frontend/import/import.h"
@@ -222,6 +223,19 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
             program->module->attributes().Find(passes::kSpmdReportAttribute);
         report != nullptr && report->kind == ir::Attribute::Kind::kString) {
       program->spmd_report = absl::StrCat(report->s, "\n");
+    }
+    const StablehloModuleHeader header{program->name, options.num_replicas,
+                                       options.num_partitions,
+                                       program->signature.parameter_shardings,
+                                       program->signature.result_shardings};
+    absl::StatusOr<std::string> text =
+        ExportStablehloText(*program->module, *program->entry, header);
+    if (text.ok()) program->device_program_text = *std::move(text);
+    if (dump_dir.has_value()) {
+      EMBER_RETURN_IF_ERROR(dump("device.txt", text.ok() ? program->device_program_text
+                                                         : absl::StrCat("// not written: ",
+                                                                        text.status().message(),
+                                                                        "\n")));
     }
   }
   for (const auto& p : program->entry->parameters()) program->parameter_types.push_back(p->type());

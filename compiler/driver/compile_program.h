@@ -36,6 +36,10 @@ struct CompiledProgram {
   bool spmd = false;
   // What the SPMD partitioner did: collectives inserted, ops left on global values.
   std::string spmd_report;
+  // The per-device program as StableHLO text (local shapes, the collectives inserted), what
+  // PJRT_Executable_OptimizedProgram returns; empty when the text form cannot say it yet (the
+  // dump's <fp>.device.txt says why) or for programs that are not SPMD.
+  std::string device_program_text;
   // For each parameter: may its buffer be donated (jax.buffer_donor or tf.aliasing_output)?
   std::vector<bool> donatable;
   // Donated parameters and the results that may take their memory: tf.aliasing_output names

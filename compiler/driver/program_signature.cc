@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/export/stablehlo_text.h"
 #include "compiler/ir/sharding.h"
 
 namespace ember::compiler {
@@ -72,32 +73,12 @@ void UpdateResultShardings(const ir::Module& module, const ir::Computation& entr
 
 std::string SignatureModuleText(const ProgramSignature& signature, const std::string& name,
                                 int64_t num_replicas, int64_t num_partitions) {
-  const std::vector<std::string>& params = signature.parameter_shardings;
-  const std::vector<std::string>& results = signature.result_shardings;
-  // The module attributes carry the shardings to the HloModule's spmd_parameters_shardings /
-  // spmd_output_sharding (what the framework reads); the per-value attributes say the same.
-  std::vector<std::string> quoted;
-  for (const std::string& p : params) quoted.push_back(absl::StrCat("\"", p, "\""));
-  const std::string output =
-      results.size() == 1 ? results[0] : absl::StrCat("{", absl::StrJoin(results, ", "), "}");
-  std::string text = absl::StrCat(
-      "module @", name.empty() ? "main" : name, " attributes {mhlo.num_partitions = ",
-      num_partitions, " : i32, mhlo.num_replicas = ", num_replicas, " : i32",
-      results.empty() ? "" : absl::StrCat(", mhlo.spmd_output_sharding = \"", output, "\""),
-      ", mhlo.spmd_parameters_shardings = [", absl::StrJoin(quoted, ", "),
-      "]} {\n  func.func public @main(");
-  for (size_t i = 0; i < params.size(); ++i) {
-    absl::StrAppend(&text, i ? ", " : "", "%arg", i, ": ", signature.parameter_types[i].ToString(),
-                    " {mhlo.sharding = \"", params[i], "\"}");
-  }
-  absl::StrAppend(&text, ") -> (");
-  for (size_t i = 0; i < results.size(); ++i) {
-    absl::StrAppend(&text, i ? ", " : "", signature.result_types[i].ToString(),
-                    " {mhlo.sharding = \"", results[i], "\"}");
-  }
-  absl::StrAppend(&text, ") {\n");
+  const StablehloModuleHeader header{name, num_replicas, num_partitions,
+                                     signature.parameter_shardings, signature.result_shardings};
+  std::string text =
+      StablehloModuleOpening(header, signature.parameter_types, signature.result_types);
   std::vector<std::string> names, types;
-  for (size_t i = 0; i < results.size(); ++i) {
+  for (size_t i = 0; i < signature.result_types.size(); ++i) {
     absl::StrAppend(&text, "    %r", i, " = stablehlo.constant ",
                     ZeroConstant(signature.result_types[i]), "\n");
     names.push_back(absl::StrCat("%r", i));
