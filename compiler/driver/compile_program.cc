@@ -230,6 +230,19 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
                                        program->signature.result_shardings};
     absl::StatusOr<std::string> text =
         ExportStablehloText(*program->module, *program->entry, header);
+    if (text.ok()) {
+      // The framework parses this text at every compile (JAX reads the output shardings from
+      // it), and jaxlib's converter may crash on a program that does not verify: the text goes
+      // out only once it reads back into a program that verifies.
+      absl::StatusOr<std::unique_ptr<ir::Module>> back = ReadProgram(
+          "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text->data()),
+                                            text->size()));
+      absl::Status verified = back.ok() ? ir::Verify(**back) : back.status();
+      if (!verified.ok()) {
+        text = absl::InternalError(
+            absl::StrCat("the exported text does not read back: ", verified.message()));
+      }
+    }
     if (text.ok()) program->device_program_text = *std::move(text);
     if (dump_dir.has_value()) {
       EMBER_RETURN_IF_ERROR(dump("device.txt", text.ok() ? program->device_program_text

@@ -267,8 +267,19 @@ absl::StatusOr<std::string> AttributesText(const ir::Instruction& inst) {
   std::vector<std::string> parts;
   bool wrote_dot = false, wrote_conv = false, wrote_gather = false, wrote_scatter = false;
   for (const auto& [name, a] : inst.attributes().entries()) {
-    // Discardable attributes (mhlo.sharding, frontend attributes) say nothing about what runs.
-    if (name.find('.') != std::string::npos) continue;
+    // Discardable attributes: those a converter reads (mhlo.backend_config of custom calls,
+    // mhlo.frontend_attributes) as they are; shardings (the program runs on its blocks now) and
+    // Ember's own annotations not at all.
+    if (name.find('.') != std::string::npos) {
+      if (absl::StartsWith(name, "ember.") || absl::StartsWith(name, "sdy.") ||
+          name == "mhlo.sharding") {
+        continue;
+      }
+      if (absl::StatusOr<std::string> text = GenericText(a); text.ok()) {
+        parts.push_back(absl::StrCat(name, " = ", *text));
+      }
+      continue;
+    }
     if (op == Opcode::kDotGeneral && IsField(kDotFields, name)) {
       if (!wrote_dot)
         parts.push_back("dot_dimension_numbers = " + StructText(inst, "dot", kDotFields));
@@ -517,6 +528,17 @@ class FunctionWriter {
       op_name = absl::StrCat("stablehlo.", std::string(ir::OpcodeName(op)));
       EMBER_ASSIGN_OR_RETURN(attributes, AttributesText(inst));
       if (inst.callee() != nullptr) callees_->insert(inst.callee());
+      // Every function a custom call names is written too: a reader that meets a dangling
+      // symbol may not say so gracefully (jaxlib's HLO converter crashes).
+      if (const Attribute* called = inst.attribute("called_computations");
+          called != nullptr && called->kind == Kind::kList) {
+        for (const Attribute& name : called->list) {
+          const ir::Computation* f =
+              inst.parent() == nullptr ? nullptr : inst.parent()->module()->FindFunction(name.s);
+          if (f == nullptr) return Unsupported(inst, absl::StrCat("a call of @", name.s, ", which the module lacks,"));
+          callees_->insert(f);
+        }
+      }
     }
     // Regions first: their values are named before the op's results, as MLIR's printer does
     // not require, but a reader expects definitions to come first.

@@ -27,6 +27,7 @@ constexpr collectives::DataType kBytes = collectives::DataType::kU8;
 se::DeviceMemory Memory(ConstBytes bytes) {
   return se::DeviceMemory{const_cast<uint8_t*>(bytes.data()), bytes.size()};
 }
+se::DeviceMemory Memory(MutableBytes bytes) { return se::DeviceMemory{bytes.data(), bytes.size()}; }
 se::DeviceMemory Memory(std::vector<uint8_t>& bytes) {
   return se::DeviceMemory{bytes.data(), bytes.size()};
 }
@@ -151,17 +152,6 @@ absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_
   return static_cast<int>(value);
 }
 
-absl::StatusOr<eval::EvalValue> ResultFrom(const ir::Instruction& inst, size_t i, ConstBytes bytes) {
-  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(inst, i));
-  if (bytes.size() != static_cast<size_t>(shape.ByteSize())) {
-    return fs::OpError(inst, absl::StrCat("result ", i, " ", shape.ToString(), " needs ",
-                                          shape.ByteSize(), " bytes, the exchange gave ",
-                                          bytes.size()));
-  }
-  EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::FromBytes(shape, bytes));
-  return eval::EvalValue::Array(std::move(literal));
-}
-
 absl::StatusOr<int64_t> DimAttr(const ir::Instruction& inst, const char* name, int64_t rank) {
   EMBER_ASSIGN_OR_RETURN(int64_t dim, fs::IntAttr(inst, name));
   if (dim < 0 || dim >= rank) {
@@ -259,9 +249,44 @@ eval::EvalOptions CommunicatorHooks::Options() {
 
 absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
                                                               std::vector<eval::EvalValue> operands) {
+  std::vector<ConstBytes> inputs;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(const ir::Literal* in, ArrayOf(op, operands, i));
+    if (!in->shape().EqualsIgnoringLayout(op.operand(i)->type().shape())) {
+      return fs::OpError(op, absl::StrCat("operand ", i, " is ", in->shape().ToString()));
+    }
+    inputs.push_back(in->bytes());
+  }
+  std::vector<ir::Literal> literals;
+  std::vector<MutableBytes> outputs;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, fs::ResultShape(op, i));
+    EMBER_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::Create(shape));
+    literals.push_back(std::move(literal));
+  }
+  for (ir::Literal& literal : literals) outputs.push_back(literal.mutable_bytes());
+  EMBER_RETURN_IF_ERROR(RunCollective(op, *launch_, inputs, outputs));
+  std::vector<eval::EvalValue> results;
+  for (ir::Literal& literal : literals) results.push_back(eval::EvalValue::Array(std::move(literal)));
+  return results;
+}
+
+absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveParams& launch,
+                           absl::Span<const absl::Span<const uint8_t>> inputs,
+                           absl::Span<const absl::Span<uint8_t>> outputs) {
+  const backend::CollectiveParams* launch_ = &launch;
   const int64_t num_r = launch_->num_replicas;
   const int64_t num_p = launch_->num_partitions;
   const int64_t self = launch_->replica_id * num_p + launch_->partition_id;
+  if (inputs.size() != op.operands().size() || outputs.size() != op.num_results()) {
+    return fs::OpError(op, "was given buffers for another number of operands or results");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!op.result(i)->type().is_tensor() ||
+        static_cast<int64_t>(outputs[i].size()) != op.result(i)->type().shape().ByteSize()) {
+      return fs::OpError(op, absl::StrCat("result ", i, " was given a buffer of another size"));
+    }
+  }
   EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
                          CollectiveProcessGroups(op, num_r, num_p));
   const std::vector<int64_t>* group = nullptr;
@@ -276,12 +301,8 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
   }
   if (group == nullptr && op.opcode() == ir::Opcode::kCollectiveBroadcast) {
     // Outside every group: the spec's results are zeros.
-    std::vector<eval::EvalValue> results;
-    for (size_t i = 0; i < op.num_results(); ++i) {
-      EMBER_ASSIGN_OR_RETURN(ir::Literal zeros, fs::ZeroResult(op, i));
-      results.push_back(eval::EvalValue::Array(std::move(zeros)));
-    }
-    return results;
+    for (const MutableBytes& out : outputs) std::fill(out.begin(), out.end(), uint8_t{0});
+    return absl::OkStatus();
   }
   if (group == nullptr) {
     return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
@@ -304,7 +325,6 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
   if (!comm_or.ok()) return fail(comm_or.status());
   collectives::Communicator& comm = **comm_or;
 
-  std::vector<eval::EvalValue> results;
   // collective_broadcast / collective_reduce with has_dynamic_root take the root ranks (one per
   // data operand, or one for all) as their last operand.
   EMBER_ASSIGN_OR_RETURN(bool dynamic_root,
@@ -314,16 +334,17 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
                              : absl::StatusOr<bool>(false));
   std::vector<int64_t> roots;
   if (dynamic_root) {
-    if (operands.size() < 2) return fs::OpError(op, "has_dynamic_root needs a root operand");
-    EMBER_ASSIGN_OR_RETURN(const ir::Literal* root, ArrayOf(op, operands, operands.size() - 1));
-    for (int64_t e = 0; e < root->shape().element_count(); ++e) {
-      std::vector<int64_t> index;
-      if (root->shape().rank() == 1) index.push_back(e);
-      if (root->element_type() == ir::ElementType::kS32) {
-        EMBER_ASSIGN_OR_RETURN(int32_t v, root->Get<int32_t>(index));
+    if (inputs.size() < 2) return fs::OpError(op, "has_dynamic_root needs a root operand");
+    const ir::Shape& root_shape = op.operands().back()->type().shape();
+    const ConstBytes root = inputs.back();
+    for (int64_t e = 0; e < root_shape.element_count(); ++e) {
+      if (root_shape.element_type() == ir::ElementType::kS32) {
+        int32_t v;
+        std::memcpy(&v, root.data() + e * sizeof(v), sizeof(v));
         roots.push_back(v);
-      } else if (root->element_type() == ir::ElementType::kS64) {
-        EMBER_ASSIGN_OR_RETURN(int64_t v, root->Get<int64_t>(index));
+      } else if (root_shape.element_type() == ir::ElementType::kS64) {
+        int64_t v;
+        std::memcpy(&v, root.data() + e * sizeof(v), sizeof(v));
         roots.push_back(v);
       } else {
         return fs::OpError(op, "the dynamic root must be si32 or si64");
@@ -332,17 +353,20 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
   }
   const size_t count = op.opcode() == ir::Opcode::kCollectivePermute
                            ? 1
-                           : operands.size() - (dynamic_root ? 1 : 0);
+                           : inputs.size() - (dynamic_root ? 1 : 0);
   if (op.num_results() != count) {
-    return fs::OpError(op, absl::StrCat("has ", operands.size(), " operands and ",
+    return fs::OpError(op, absl::StrCat("has ", inputs.size(), " operands and ",
                                         op.num_results(), " results"));
   }
   for (size_t i = 0; i < count; ++i) {
-    EMBER_ASSIGN_OR_RETURN(const ir::Literal* in, ArrayOf(op, operands, i));
-    const ir::Shape& shape = in->shape();
+    const ir::Shape& shape = op.operand(i)->type().shape();
+    if (static_cast<int64_t>(inputs[i].size()) != shape.ByteSize()) {
+      return fs::OpError(op, absl::StrCat("operand ", i, " was given a buffer of another size"));
+    }
+    const ConstBytes in_bytes = inputs[i];
     const int64_t esize = ir::StorageBytes(shape.element_type());
-    EMBER_ASSIGN_OR_RETURN(ir::Shape out_shape, fs::ResultShape(op, i));
-    std::vector<uint8_t> recv(out_shape.ByteSize());
+    const ir::Shape& out_shape = op.result(i)->type().shape();
+    const MutableBytes recv = outputs[i];
     // Moves go as bytes; reductions as the transport type and kind of the op's region.
     auto reduction = [&]() -> absl::StatusOr<std::pair<collectives::DataType, collectives::ReductionKind>> {
       const std::optional<collectives::DataType> type = passes::ReductionDataType(shape.element_type());
@@ -358,7 +382,7 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
     switch (op.opcode()) {
       case ir::Opcode::kAllReduce: {
         EMBER_ASSIGN_OR_RETURN(auto how, reduction());
-        if (absl::Status s = comm.AllReduce(Memory(in->bytes()), Memory(recv), how.first,
+        if (absl::Status s = comm.AllReduce(Memory(in_bytes), Memory(recv), how.first,
                                             shape.element_count(), how.second, nullptr)
                                  ->Await();
             !s.ok()) {
@@ -372,14 +396,16 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
           return fs::OpError(op, absl::StrCat("result dimension ", dim, " is not ", n, " x ",
                                               shape.dim(dim)));
         }
-        std::vector<uint8_t> gathered(recv.size());
-        if (absl::Status s = comm.AllGather(Memory(in->bytes()), Memory(gathered), kBytes,
-                                            in->bytes().size(), nullptr)
+        // Blocks along the leading non-trivial dimension are the result's own bytes.
+        const bool direct = MakeBlocking(out_shape.dims(), dim, n, esize).outer == 1;
+        std::vector<uint8_t> gathered(direct ? 0 : recv.size());
+        if (absl::Status s = comm.AllGather(Memory(in_bytes), direct ? Memory(recv) : Memory(gathered),
+                                            kBytes, in_bytes.size(), nullptr)
                                  ->Await();
             !s.ok()) {
           return fail(s);
         }
-        JoinBlocks(gathered, out_shape.dims(), dim, n, esize, MutableBytes(recv));
+        if (!direct) JoinBlocks(gathered, out_shape.dims(), dim, n, esize, recv);
         break;
       }
       case ir::Opcode::kReduceScatter: {
@@ -390,8 +416,11 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
                                               out_shape.dim(dim)));
         }
         EMBER_ASSIGN_OR_RETURN(auto how, reduction());
-        std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), dim, n, esize);
-        if (absl::Status s = comm.ReduceScatter(Memory(send), Memory(recv), how.first,
+        const bool direct = MakeBlocking(shape.dims(), dim, n, esize).outer == 1;
+        std::vector<uint8_t> send =
+            direct ? std::vector<uint8_t>() : SplitBlocks(in_bytes, shape.dims(), dim, n, esize);
+        if (absl::Status s = comm.ReduceScatter(direct ? Memory(in_bytes) : Memory(send),
+                                                Memory(recv), how.first,
                                                 out_shape.element_count(), how.second, nullptr)
                                  ->Await();
             !s.ok()) {
@@ -408,7 +437,7 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
                                               " with split dimension of size ",
                                               shape.dim(split_dim)));
         }
-        std::vector<uint8_t> send = SplitBlocks(in->bytes(), shape.dims(), split_dim, n, esize);
+        std::vector<uint8_t> send = SplitBlocks(in_bytes, shape.dims(), split_dim, n, esize);
         std::vector<uint8_t> received(send.size());
         if (absl::Status s = comm.AllToAll(Memory(send), Memory(received), kBytes,
                                            send.size() / n, nullptr)
@@ -422,7 +451,7 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
         if (joined != out_shape.dims()) {
           return fs::OpError(op, "result shape does not match split/concat dimensions");
         }
-        JoinBlocks(received, joined, concat_dim, n, esize, MutableBytes(recv));
+        JoinBlocks(received, joined, concat_dim, n, esize, recv);
         break;
       }
       case ir::Opcode::kCollectivePermute: {
@@ -436,8 +465,8 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
           if (pair[1] == rank) source = collectives::RankId(static_cast<int>(pair[0]));
           if (pair[0] == rank) targets.push_back(collectives::RankId(static_cast<int>(pair[1])));
         }
-        if (absl::Status s = comm.CollectivePermute(Memory(in->bytes()), Memory(recv), kBytes,
-                                                    in->bytes().size(), source, targets, nullptr)
+        if (absl::Status s = comm.CollectivePermute(Memory(in_bytes), Memory(recv), kBytes,
+                                                    in_bytes.size(), source, targets, nullptr)
                                  ->Await();
             !s.ok()) {
           return fail(s);
@@ -448,7 +477,7 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
         // The root is the group's first process unless given; the others' results are zeros.
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
         EMBER_ASSIGN_OR_RETURN(auto how, reduction());
-        if (absl::Status s = comm.Reduce(Memory(in->bytes()), Memory(recv), how.first,
+        if (absl::Status s = comm.Reduce(Memory(in_bytes), Memory(recv), how.first,
                                          shape.element_count(), how.second,
                                          collectives::RankId(root), nullptr)
                                  ->Await();
@@ -459,8 +488,8 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
       }
       case ir::Opcode::kCollectiveBroadcast: {
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
-        if (absl::Status s = comm.Broadcast(Memory(in->bytes()), Memory(recv), kBytes,
-                                            in->bytes().size(), collectives::RankId(root), nullptr)
+        if (absl::Status s = comm.Broadcast(Memory(in_bytes), Memory(recv), kBytes,
+                                            in_bytes.size(), collectives::RankId(root), nullptr)
                                  ->Await();
             !s.ok()) {
           return fail(s);
@@ -470,10 +499,8 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
       default:
         return fs::OpError(op, "is not a collective op");
     }
-    EMBER_ASSIGN_OR_RETURN(eval::EvalValue result, ResultFrom(op, i, recv));
-    results.push_back(std::move(result));
   }
-  return results;
+  return absl::OkStatus();
 }
 
 }  // namespace ember::host

@@ -37,6 +37,14 @@ class CommunicatorHooks final : public eval::CollectiveHooks {
   std::shared_ptr<const backend::CollectiveParams> launch_;
 };
 
+// Runs collective `op` for one device of `launch` on row-major bytes, at once on the calling
+// thread: operand i's bytes in inputs[i], result i written to outputs[i] (each sized as its
+// value's shape). The evaluator's hooks above and the host backend's CollectiveThunk (which
+// passes the run's own buffers, with no copies) both run collectives through it.
+absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveParams& launch,
+                           absl::Span<const absl::Span<const uint8_t>> inputs,
+                           absl::Span<const absl::Span<uint8_t>> outputs);
+
 // The process groups of a collective op per the StableHLO spec, as lists of flattened device
 // indices (r * num_partitions + p); exposed for tests.
 absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(

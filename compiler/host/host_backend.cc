@@ -16,6 +16,7 @@
 #include "compiler/codegen/sort_support.h"
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
+#include "compiler/host/collective_thunk.h"
 #include "compiler/host/conditional_thunk.h"
 #include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
@@ -521,6 +522,19 @@ class HostCompilation {
       }
       std::unordered_map<const ir::Value*, ValueRef> inputs;
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          kernel.outputs.size() == 1 && kernel.outputs[0] == kernel.root()->result()) {
+        std::string why;
+        if (std::unique_ptr<HostThunk> collective = Collective(kernel, index, inputs, &why);
+            collective != nullptr) {
+          thunks.push_back(std::move(collective));
+          ++fast_kernels;
+          continue;
+        } else if (!why.empty()) {
+          absl::StrAppend(&nested_reports_, name, " (", kernel.root()->Describe(),
+                          "): the evaluator runs it, with copies of its data: ", why, "\n");
+        }
+      }
       absl::StrAppend(&evaluator_kernels, "  evaluator ", name, ": ", kernel.root()->Describe(),
                       "\n");
       thunks.push_back(std::make_unique<EvaluatorOpsThunk>(
@@ -861,6 +875,33 @@ class HostCompilation {
                       "): a cumulative window, scanned natively in XLA's order\n");
     }
     return scan;
+  }
+
+  // A collective run on the launch's buffers (CollectiveThunk); null for other ops (`why`
+  // empty) and for collectives it does not take (`why` says why).
+  std::unique_ptr<HostThunk> Collective(const passes::Kernel& kernel, size_t index,
+                                        const std::unordered_map<const ir::Value*, ValueRef>& inputs,
+                                        std::string* why) {
+    const ir::Instruction& op = *kernel.root();
+    switch (op.opcode()) {
+      case ir::Opcode::kAllReduce:
+      case ir::Opcode::kAllGather:
+      case ir::Opcode::kReduceScatter:
+      case ir::Opcode::kAllToAll:
+      case ir::Opcode::kCollectivePermute:
+        break;
+      default:
+        return nullptr;
+    }
+    std::vector<ValueRef> operands;
+    for (const ir::Value* v : op.operands()) operands.push_back(refs_.at(v));
+    // Where the launch has no communicators (one device), the evaluator's op table runs it.
+    auto fallback = std::make_unique<EvaluatorOpsThunk>(
+        absl::StrCat("evaluator.", index, " (", op.Describe(), ")"), kernel.instructions, inputs,
+        Refs(kernel.outputs));
+    return CollectiveThunk::Create(absl::StrCat("collective.", index, " (", op.Describe(), ")"),
+                                   op, std::move(operands), Refs(kernel.outputs),
+                                   std::move(fallback), why);
   }
 
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k

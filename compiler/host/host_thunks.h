@@ -52,6 +52,11 @@ class HostRunContext {
   absl::StatusOr<eval::EvalValue> Read(const ValueRef& ref) const;
   eval::EvalValue& other(int index) { return other_[index]; }
   const backend::BufferAllocations& buffers() const { return buffers_; }
+  // The launch's collectives (where this device stands, its communicators); null, or without a
+  // scope, for a single-device launch.
+  const std::shared_ptr<const backend::CollectiveParams>& collectives() const {
+    return collectives_;
+  }
   // One evaluator per run (it keeps per-run state: probes, plans), with this device's
   // replica/partition ids, collective hooks and FFI handlers.
   eval::Evaluator& evaluator();
