@@ -18,6 +18,7 @@
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/collective_thunk.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/launch_id_thunk.h"
 #include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
 #include "compiler/host/top_k_thunk.h"
@@ -524,6 +525,14 @@ class HostCompilation {
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
           kernel.outputs.size() == 1 && kernel.outputs[0] == kernel.root()->result()) {
+        if (std::unique_ptr<LaunchIdThunk> id = LaunchIdThunk::Create(
+                absl::StrCat(std::string(ir::OpcodeName(kernel.root()->opcode())), ".", index),
+                *kernel.root(), refs_.at(kernel.outputs[0]));
+            id != nullptr) {
+          thunks.push_back(std::move(id));
+          ++fast_kernels;
+          continue;
+        }
         std::string why;
         if (std::unique_ptr<HostThunk> collective = Collective(kernel, index, inputs, &why);
             collective != nullptr) {
