@@ -212,6 +212,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
     }
     passes::PassPipeline spmd;
     spmd.Add(passes::CreateSpmdPartitionPass(options.num_partitions));
+    spmd.Add(passes::CreateCombineAllReducesPass());
     if (dump_dir.has_value()) {
       spmd.set_after_pass([&](int, const std::string& name, bool, const ir::Module& module) {
         return dump(absl::StrCat("00.", name, ".txt"), module.ToString());

@@ -1,6 +1,7 @@
 #include "compiler/host/collective_thunk.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/host/collective_hooks.h"
@@ -28,18 +29,21 @@ std::unique_ptr<CollectiveThunk> CollectiveThunk::Create(
       *why = "not a collective it runs";
       return nullptr;
   }
-  if (op.operands().size() != 1 || op.num_results() != 1 || operands.size() != 1 ||
-      results.size() != 1) {
-    *why = "it has several operands";
+  if (op.operands().size() != operands.size() || op.num_results() != results.size() ||
+      (op.opcode() == ir::Opcode::kCollectivePermute && op.operands().size() != 1) ||
+      op.operands().size() != op.num_results()) {
+    *why = "its operands and results do not pair up";
     return nullptr;
   }
-  if (!IsRowMajorTensor(op.operand(0)) || !IsRowMajorTensor(op.result(0))) {
-    *why = "a value that is not a row-major array";
-    return nullptr;
-  }
-  if (operands[0].kind == ValueRef::Kind::kOther || results[0].kind == ValueRef::Kind::kOther) {
-    *why = "a value without a buffer";
-    return nullptr;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!IsRowMajorTensor(op.operand(i)) || !IsRowMajorTensor(op.result(i))) {
+      *why = "a value that is not a row-major array";
+      return nullptr;
+    }
+    if (operands[i].kind == ValueRef::Kind::kOther || results[i].kind == ValueRef::Kind::kOther) {
+      *why = "a value without a buffer";
+      return nullptr;
+    }
   }
   return std::unique_ptr<CollectiveThunk>(new CollectiveThunk(
       std::move(name), op, std::move(operands), std::move(results), std::move(fallback)));
@@ -48,12 +52,15 @@ std::unique_ptr<CollectiveThunk> CollectiveThunk::Create(
 absl::Status CollectiveThunk::Run(HostRunContext& context) const {
   const std::shared_ptr<const backend::CollectiveParams>& launch = context.collectives();
   if (launch == nullptr || launch->scope == nullptr) return fallback_->Run(context);
-  const absl::Span<const uint8_t> in(
-      context.Address(operands_[0]),
-      static_cast<size_t>(op_.operand(0)->type().shape().ByteSize()));
-  const absl::Span<uint8_t> out(context.Address(results_[0]),
-                                static_cast<size_t>(op_.result(0)->type().shape().ByteSize()));
-  return RunCollective(op_, *launch, absl::MakeConstSpan(&in, 1), absl::MakeConstSpan(&out, 1));
+  std::vector<absl::Span<const uint8_t>> in;
+  std::vector<absl::Span<uint8_t>> out;
+  for (size_t i = 0; i < operands_.size(); ++i) {
+    in.emplace_back(context.Address(operands_[i]),
+                    static_cast<size_t>(op_.operand(i)->type().shape().ByteSize()));
+    out.emplace_back(context.Address(results_[i]),
+                     static_cast<size_t>(op_.result(i)->type().shape().ByteSize()));
+  }
+  return RunCollective(op_, *launch, in, out);
 }
 
 }  // namespace ember::host

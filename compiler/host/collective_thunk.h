@@ -15,8 +15,9 @@ namespace ember::host {
 
 class CollectiveThunk final : public HostThunk {
  public:
-  // Null with the reason in `why` when `op` is not one this thunk runs (other ops, several
-  // operands, dynamic roots, layouts that are not row-major, values without a buffer).
+  // Null with the reason in `why` when `op` is not one this thunk runs (other ops, operands
+  // that do not pair with results, layouts that are not row-major, values without a buffer).
+  // Variadic ops (a combined all_reduce) run operand by operand.
   // `fallback` runs the op where the launch has no communicators (a single-device launch).
   static std::unique_ptr<CollectiveThunk> Create(std::string name, const ir::Instruction& op,
                                                  std::vector<ValueRef> operands,

@@ -533,6 +533,9 @@ class HostCompilation {
           ++fast_kernels;
           continue;
         }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          OutputsAreResults(kernel)) {
         std::string why;
         if (std::unique_ptr<HostThunk> collective = Collective(kernel, index, inputs, &why);
             collective != nullptr) {
@@ -884,6 +887,15 @@ class HostCompilation {
                       "): a cumulative window, scanned natively in XLA's order\n");
     }
     return scan;
+  }
+
+  // Whether a one-op kernel's outputs are its op's results, in order.
+  static bool OutputsAreResults(const passes::Kernel& kernel) {
+    if (kernel.outputs.size() != kernel.root()->num_results()) return false;
+    for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+      if (kernel.outputs[i] != kernel.root()->result(i)) return false;
+    }
+    return true;
   }
 
   // A collective run on the launch's buffers (CollectiveThunk); null for other ops (`why`

@@ -77,6 +77,9 @@ std::unique_ptr<Pass> CreateSpmdReplicatePass(int64_t num_partitions);
 inline constexpr char kSpmdReportAttribute[] = "ember.spmd_report";
 std::unique_ptr<Pass> CreateSpmdPartitionPass(int64_t num_partitions);
 
+// All-reduces that can run together -> one variadic all_reduce (combine_all_reduces.cc).
+std::unique_ptr<Pass> CreateCombineAllReducesPass();
+
 // Lowerings every backend needs before it can run a module (the evaluator included):
 // resolve-mesh-axes, legalize-quantized, legalize-collectives.
 PassPipeline CreateRequiredLoweringPipeline();

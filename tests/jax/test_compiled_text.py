@@ -98,14 +98,18 @@ def _count(text, opcode):
     return len(re.findall(rf" {opcode}\(", text))
 
 
-def test_data_parallel_step_shows_local_batch_and_one_all_reduce_per_gradient(ember_devices):
+def test_data_parallel_step_shows_local_batch_and_one_combined_all_reduce(ember_devices):
     mesh = Mesh(np.array(ember_devices), ("x",))
-    w, x = _RNG.standard_normal((6, 3)).astype(np.float32), _A.copy()
-    loss = lambda w, x: jnp.mean(jnp.tanh(x @ w) ** 2)
-    text = _compiled(jax.grad(loss), mesh, [P(), P("x")], w, x)
+    w = _RNG.standard_normal((6, 3)).astype(np.float32)
+    v = _RNG.standard_normal((3, 2)).astype(np.float32)
+    loss = lambda w, v, x: jnp.sum((jnp.tanh(x @ w) @ v) ** 2)
+    text = _compiled(jax.grad(loss, argnums=(0, 1)), mesh, [P(), P(), P("x")], w, v, _A.copy())
     # The entry takes the local batch (8 rows over 4 devices) and the whole weights.
-    assert re.search(r"ENTRY .*\(Arg_0[^:]*: f32\[6,3\], Arg_1[^:]*: f32\[2,6\]\)", text), text
-    assert _count(text, "all-reduce") >= 1
+    assert re.search(r"ENTRY .*\(Arg_0[^:]*: f32\[6,3\], Arg_1[^:]*: f32\[3,2\], "
+                     r"Arg_2[^:]*: f32\[2,6\]\)", text), text
+    # Both weight gradients are summed by one (variadic) all-reduce, as XLA combines them.
+    assert _count(text, "all-reduce") == 1, text
+    assert re.search(r"= \(f32\[[0-9,]+\]\{1,0\}, f32\[[0-9,]+\]\{1,0\}\) all-reduce\(", text), text
     assert _count(text, "all-gather") == 0
     assert _count(text, "all-to-all") == 0
 
