@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -149,6 +150,26 @@ absl::StatusOr<CompilerOptions> ReadCompilerOptions(
             "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator, "
             "--host_llvm=on|off and --kernel_cache_dir=DIR)"));
       }
+    }
+  }
+  // Per-compile overrides name XLA's DebugOptions fields, all "xla_*"; anything else is an
+  // error, as XLA makes it. Ember reads xla_dump_to and accepts the others; a string given to one
+  // of XLA's bool options Ember knows must spell a bool.
+  static constexpr const char* kBoolOptions[] = {
+      "xla_embed_ir_in_executable", "xla_dump_hlo_as_text", "xla_dump_hlo_as_proto",
+      "xla_dump_hlo_as_dot",        "xla_dump_hlo_as_html", "xla_dump_hlo_snapshots",
+      "xla_dump_include_timestamp", "xla_enable_dumping",   "xla_cpu_enable_fast_math",
+      "xla_llvm_disable_expensive_passes", "xla_detailed_logging"};
+  for (const auto& [name, value] : compile_options.env_option_overrides) {
+    if (!absl::StartsWith(name, "xla_")) {
+      return absl::InvalidArgumentError(absl::StrCat("No such compile option: '", name, "'"));
+    }
+    const auto* text = std::get_if<std::string>(&value);
+    bool parsed = false;
+    if (text != nullptr && absl::c_linear_search(kBoolOptions, name) &&
+        !absl::SimpleAtob(*text, &parsed)) {
+      return absl::InvalidArgumentError(absl::StrCat("While setting option ", name, ", '", *text,
+                                                     "' is not a valid bool value."));
     }
   }
   auto it = compile_options.env_option_overrides.find("xla_dump_to");

@@ -88,6 +88,19 @@ TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
   frontend::CompileOptions compile_options;
   compile_options.env_option_overrides["xla_dump_to"] = std::string("/tmp/xla");
   EXPECT_EQ(ReadCompilerOptions(compile_options)->dump_to, "/tmp/xla");
+  // XLA's own options pass (Ember ignores those it does not read); other names and strings
+  // that do not spell a bool for a bool option are errors, worded as XLA words them.
+  compile_options.env_option_overrides["xla_cpu_enable_fast_math"] = true;
+  EXPECT_TRUE(ReadCompilerOptions(compile_options).ok());
+  compile_options.env_option_overrides["xla_embed_ir_in_executable"] = std::string("nope");
+  EXPECT_NE(ReadCompilerOptions(compile_options).status().message().find(
+                "'nope' is not a valid bool value."),
+            std::string::npos);
+  compile_options.env_option_overrides["xla_embed_ir_in_executable"] = std::string("true");
+  EXPECT_TRUE(ReadCompilerOptions(compile_options).ok());
+  compile_options.env_option_overrides["invalid_key"] = std::string("x");
+  EXPECT_EQ(ReadCompilerOptions(compile_options).status().message(),
+            "No such compile option: 'invalid_key'");
 
   setenv("EMBER_FLAGS", "--host_llvm=off", 1);
   EXPECT_FALSE(ReadCompilerOptions({})->host_llvm);
