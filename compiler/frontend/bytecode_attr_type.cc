@@ -126,6 +126,8 @@ absl::StatusOr<TypePtr> State::TypeAtDepth(uint64_t index, int depth) {
       result = DecodeBuiltinType(r);
     } else if (dialect == "vhlo") {
       result = DecodeVhloType(r);
+    } else if (dialect == "stablehlo") {
+      result = DecodeStablehloType(r);
     } else {
       result = bytes.Error("no bytecode decoder for types of dialect '" + dialect + "'");
     }

@@ -128,6 +128,7 @@ absl::StatusOr<AttrPtr> DecodeBuiltinAttribute(EntryReader& r);
 absl::StatusOr<TypePtr> DecodeBuiltinType(EntryReader& r);
 absl::StatusOr<AttrPtr> DecodeVhloAttribute(EntryReader& r);
 absl::StatusOr<TypePtr> DecodeVhloType(EntryReader& r);
+absl::StatusOr<TypePtr> DecodeStablehloType(EntryReader& r);
 absl::StatusOr<AttrPtr> DecodeSdyAttribute(EntryReader& r);
 
 // Textual-fallback entries: builtin types we know by name are decoded; anything else is kept

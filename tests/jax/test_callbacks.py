@@ -133,6 +133,26 @@ def test_callback_on_each_pmap_device(ember_devices):
     assert sorted(seen) == sorted(float(v) for v in np.arange(n * 3).reshape(n, 3).sum(1))
 
 
+def test_ordered_io_callback_inside_shard_map(ember_devices):
+    """The token of an ordered callback inside a shard_map body is a StableHLO type in the
+    bytecode JAX sends (VHLO does not reach sdy bodies): it must decode, and the program run."""
+    from jax.sharding import Mesh, PartitionSpec as P
+    mesh = Mesh(np.array(ember_devices[:4]), ("i",))
+    seen = []
+
+    def body(x, y):
+        io_callback(lambda v: seen.append(v.shape), None, x, ordered=True)
+        return x + y[..., None]
+
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(None, "i"), P(None)),
+                              out_specs=P(None, "i")))
+    x = np.arange(32, dtype=np.float32).reshape(2, 16)
+    out = f(x, np.ones(2, np.float32))
+    jax.effects_barrier()
+    np.testing.assert_array_equal(np.asarray(out), x + 1)
+    assert seen and all(shape == (2, 4) for shape in seen), seen
+
+
 @pytest.mark.parametrize("backend", ["cpu", "ember"])
 def test_callback_errors_are_clean(backend, ember_devices):
     device = dict(_devices())[backend]
