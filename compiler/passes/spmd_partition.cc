@@ -971,7 +971,15 @@ class Partitioner {
       const ir::Value* v = inst.operand(k);
       DimSplits all, free;
       EMBER_RETURN_IF_ERROR(parts(*ins[k], GlobalType(v), all, free));
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, all, &inst, inst.location()));
+      // An operand stated unreduced reaches the body as each device's part of its sum (the
+      // body sums it itself, by psum or psum_scatter): a partial value is not summed here.
+      ir::Value* local = nullptr;
+      if (ins[k]->unreduced_axes.empty()) {
+        EMBER_ASSIGN_OR_RETURN(local, As(v, all, &inst, inst.location()));
+      } else {
+        EMBER_ASSIGN_OR_RETURN(
+            local, AsUnreduced(v, Want{all, ins[k]->unreduced_axes}, inst.location()));
+      }
       EMBER_ASSIGN_OR_RETURN(ir::ValueType takes,
                              SpmdBuilder::LocalType(body->parameter(k)->type(), mesh_, free));
       if (takes != local->type()) {
