@@ -290,6 +290,63 @@ module @jit_unreduced {
   EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
 }
 
+TEST(SpmdPartitionTest, ManualComputationsTakeUnreducedOperandsAsTheirPartialSums) {
+  // shard_map(in_specs=P(unreduced={"x"})): the body gets each device's part of the sum (it
+  // sums it itself), so the dot's partial result goes in as it is; a whole operand becomes a
+  // sum by staying on the first device (zeros elsewhere).
+  auto m = Parse(R"(
+module @jit_unreduced_in {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %0:2 = sdy.manual_computation(%d, %w) in_shardings=[<@mesh, [{}, {}], unreduced={"x"}>, <@mesh, [{}, {}], unreduced={"x"}>] out_shardings=[<@mesh, [{}, {}]>, <@mesh, [{}, {}]>] manual_axes={"x"} (%arg1: tensor<4x2xf32>, %arg2: tensor<4x2xf32>) {
+      %1 = stablehlo.negate %arg1 : tensor<4x2xf32>
+      %2 = stablehlo.negate %arg2 : tensor<4x2xf32>
+      sdy.return %1, %2 : tensor<4x2xf32>, tensor<4x2xf32>
+    } : (tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+    return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kSelect), 1) << m->ToString();
+  const ir::Instruction* call = nullptr;
+  for (const auto& inst : main.instructions()) {
+    if (inst->opcode() == ir::Opcode::kCall) call = inst.get();
+  }
+  ASSERT_NE(call, nullptr) << m->ToString();
+  EXPECT_EQ(call->operand(0)->producer()->opcode(), ir::Opcode::kDotGeneral) << m->ToString();
+  EXPECT_EQ(call->operand(1)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, ShardingsOverTheEmptyMeshFitTheProgramsMesh) {
+  // JAX puts scalars on a mesh with no axes next to the program's mesh: still one mesh.
+  auto m = Parse(R"(
+module @jit_select {
+  sdy.mesh @empty_mesh = <[]>
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%s: tensor<i1> {sdy.sharding = #sdy.sharding<@empty_mesh, []>},
+                         %p: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>},
+                         %q: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>})
+      -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %0 = stablehlo.select %s, %p, %q : tensor<i1>, tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(absl::StrContains(Report(*m), "spmd-partition over")) << Report(*m);
+  EXPECT_EQ(Count(*m->entry(), ir::Opcode::kAllGather), 0) << m->ToString();
+}
+
 TEST(SpmdPartitionTest, PartiallyManualAndNestedManualComputations) {
   // shard_map over "i" with "j" free, and inside its body a shard_map over "j".
   auto m = Parse(R"(
