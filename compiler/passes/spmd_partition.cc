@@ -18,8 +18,9 @@
 //   - ops without a rule run on global values (operands, and the values their regions read, are
 //     gathered): correct, and listed in the program's SPMD report with the bytes they gather;
 //   - a manual computation (shard_map) gets its operands in its in_shardings, which are exactly
-//     the blocks its body takes; with free axes, its body is partitioned over them; its results
-//     are held as its out_shardings say;
+//     the blocks its body takes (an operand stated unreduced arrives as each device's part of
+//     its sum, which the body reduces itself); with free axes, its body is partitioned over
+//     them; its results are held as its out_shardings say;
 //   - each result is resharded to the sharding the caller asked for; where the caller left it
 //     open (no sharding stated), it keeps its split, written on the entry's result as the
 //     sharding the program's signature reports.
