@@ -145,6 +145,14 @@ def _reduced_reshape_grad(a):
     return jax.grad(lambda x: f(x).sum())(a)
 
 
+def _linear_in_unreduced(a, b, c):
+    # Sums and transposes of partial sums stay partial sums.
+    u = jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))
+    v = jnp.einsum("ab,bc->ac", a, c, out_sharding=P(unreduced={"x"}))
+    w = (u + v + u).T
+    return w, jax.reshard(w, P()), jax.reshard(w, P(None, "x"))
+
+
 UNREDUCED_CASES = {
     # name: (function, [(shape, spec)])
     "psum_of_unreduced_dot": (
@@ -155,6 +163,9 @@ UNREDUCED_CASES = {
         _einsum_then_shard_map(lambda z: jax.lax.psum_scatter(z, "x", tiled=True)),
         [((8, 12), P(None, "x")), ((12, 6), P("x", None))]),
     "bitcast_roundtrip": (_bitcast_roundtrip, [((16,), P("x"))]),
+    "linear_in_unreduced": (_linear_in_unreduced,
+                            [((8, 12), P(None, "x")), ((12, 4), P("x", None)),
+                             ((12, 4), P("x", None))]),
     # A reduced input's gradient is unreduced: device 0 holds it, the others zeros.
     "reduced_reshape_grad": (_reduced_reshape_grad, [((8,), P(reduced={"x"}))]),
     # A scalar on the empty mesh next to unreduced arrays (one program, one mesh).

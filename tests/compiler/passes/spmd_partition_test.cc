@@ -290,6 +290,46 @@ module @jit_unreduced {
   EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
 }
 
+TEST(SpmdPartitionTest, OpsLinearInPartialSumsKeepThemPartial) {
+  // %s (a sum of two partial dots, transposed) stays partial: returned unreduced with no
+  // all-reduce, and summed once for the replicated result. %m adds a whole value to a partial
+  // one: that would add it once per device, so the partial dot is summed first.
+  auto m = Parse(R"(
+module @jit_linear {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %c: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>},
+          tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %e = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %f = stablehlo.subtract %d, %e : tensor<4x2xf32>
+    %s = stablehlo.transpose %f, dims = [1, 0] : (tensor<4x2xf32>) -> tensor<2x4xf32>
+    %m = stablehlo.add %d, %w : tensor<4x2xf32>
+    return %s, %s, %m : tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 2) << m->ToString();
+  const ir::Instruction* ret = main.return_instruction();
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kTranspose) << m->ToString();
+  EXPECT_EQ(ret->operand(1)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+  const ir::Instruction* add = nullptr;
+  for (const auto& inst : main.instructions()) {
+    if (inst->opcode() == ir::Opcode::kAdd) add = inst.get();
+  }
+  ASSERT_NE(add, nullptr) << m->ToString();
+  EXPECT_EQ(add->operand(0)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+  EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
 TEST(SpmdPartitionTest, ManualComputationsTakeUnreducedOperandsAsTheirPartialSums) {
   // shard_map(in_specs=P(unreduced={"x"})): the body gets each device's part of the sum (it
   // sums it itself), so the dot's partial result goes in as it is; a whole operand becomes a
