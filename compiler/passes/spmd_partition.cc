@@ -626,8 +626,8 @@ class Partitioner {
       const ir::Value* v = inst.operand(k);
       if (!v->type().is_tensor() || Owner(v) != this) return std::nullopt;
       EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
-      const bool wanted = std::find(partial_operands.begin(), partial_operands.end(), k) !=
-                          partial_operands.end();
+      const bool wanted =
+          std::find(partial_operands.begin(), partial_operands.end(), k) != partial_operands.end();
       if (!wanted) {
         if (!h->partial.empty()) return std::nullopt;  // the predicate must be whole
         continue;
@@ -783,8 +783,8 @@ class Partitioner {
       if (linear.has_value() && v->type().is_tensor()) {
         // Gathers, cuts and all-to-alls commute with the sum: the partial value is resharded.
         EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
-        EMBER_ASSIGN_OR_RETURN(local, build_.Reshard(h->local, mesh_, h->dims, want,
-                                                     inst.location()));
+        EMBER_ASSIGN_OR_RETURN(local,
+                               build_.Reshard(h->local, mesh_, h->dims, want, inst.location()));
       } else {
         EMBER_ASSIGN_OR_RETURN(local, As(v, want, &inst, inst.location()));
       }
@@ -1057,8 +1057,8 @@ class Partitioner {
       if (ins[k]->unreduced_axes.empty()) {
         EMBER_ASSIGN_OR_RETURN(local, As(v, all, &inst, inst.location()));
       } else {
-        EMBER_ASSIGN_OR_RETURN(
-            local, AsUnreduced(v, Want{all, ins[k]->unreduced_axes}, inst.location()));
+        EMBER_ASSIGN_OR_RETURN(local,
+                               AsUnreduced(v, Want{all, ins[k]->unreduced_axes}, inst.location()));
       }
       EMBER_ASSIGN_OR_RETURN(ir::ValueType takes,
                              SpmdBuilder::LocalType(body->parameter(k)->type(), mesh_, free));

@@ -18,12 +18,18 @@ using test_util::Parse;
 
 int Count(const ir::Computation& c, ir::Opcode op) { return test_util::CountOps(c, op); }
 
+// The first instruction with opcode `op`, or null.
+const ir::Instruction* First(const ir::Computation& c, ir::Opcode op) {
+  for (const auto& inst : c.instructions()) {
+    if (inst->opcode() == op) return inst.get();
+  }
+  return nullptr;
+}
+
 // The type of the first instruction with opcode `op`.
 std::string TypeOf(const ir::Computation& c, ir::Opcode op) {
-  for (const auto& inst : c.instructions()) {
-    if (inst->opcode() == op) return inst->result(0)->type().ToString();
-  }
-  return "none";
+  const ir::Instruction* inst = First(c, op);
+  return inst == nullptr ? "none" : inst->result(0)->type().ToString();
 }
 
 std::string Report(const ir::Module& m) {
@@ -321,10 +327,7 @@ module @jit_linear {
   ASSERT_NE(ret, nullptr);
   EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kTranspose) << m->ToString();
   EXPECT_EQ(ret->operand(1)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
-  const ir::Instruction* add = nullptr;
-  for (const auto& inst : main.instructions()) {
-    if (inst->opcode() == ir::Opcode::kAdd) add = inst.get();
-  }
+  const ir::Instruction* add = First(main, ir::Opcode::kAdd);
   ASSERT_NE(add, nullptr) << m->ToString();
   EXPECT_EQ(add->operand(0)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
   EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
@@ -357,10 +360,7 @@ module @jit_unreduced_in {
   const ir::Computation& main = *m->entry();
   EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 0) << m->ToString();
   EXPECT_EQ(Count(main, ir::Opcode::kSelect), 1) << m->ToString();
-  const ir::Instruction* call = nullptr;
-  for (const auto& inst : main.instructions()) {
-    if (inst->opcode() == ir::Opcode::kCall) call = inst.get();
-  }
+  const ir::Instruction* call = First(main, ir::Opcode::kCall);
   ASSERT_NE(call, nullptr) << m->ToString();
   EXPECT_EQ(call->operand(0)->producer()->opcode(), ir::Opcode::kDotGeneral) << m->ToString();
   EXPECT_EQ(call->operand(1)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
