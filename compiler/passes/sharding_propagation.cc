@@ -217,6 +217,13 @@ class Propagator {
       all.insert(all.end(), d.axes.begin(), d.axes.end());
     if (absl::Status axes = ir::CheckMeshAxes(*mesh, all); !axes.ok()) return fail(axes);
     if (absl::Status even = ir::ShardDims(shape, s, *mesh).status(); !even.ok()) return fail(even);
+    if (mesh->axes.empty()) {
+      // A mesh with no axes (JAX's empty_mesh, on scalars and replicated values) names no axis:
+      // the sharding fits the program's mesh, whichever it is, and says only which dimensions
+      // are closed.
+      for (size_t d = 0; d < shape.size(); ++d) t.dims[d].closed = s.dims[d].closed;
+      return t;
+    }
     if (!mesh_.has_value()) {
       mesh_ = *mesh;
       mesh_name_ = s.mesh_name;

@@ -8,7 +8,9 @@
 //     by all-to-all, else all-gathers of the axes they lose and a cut of the ones they gain), and
 //     the op runs on local shapes. A result summed over a split factor (a dot's contracting
 //     dimension, a reduce's reduced one) stays partial until it is first needed whole, where it
-//     is all-reduced (results stated unreduced return it partial);
+//     is all-reduced (results stated unreduced return it partial); ops linear in partial sums
+//     over the same axes (add, subtract, negate, reshape, transpose, broadcast, select by a
+//     whole predicate) keep them partial;
 //   - a factor whose split a tensor cannot hold as a contiguous block (the minor factor of a
 //     merged dimension, a split that does not divide), or that an op cannot run on locally
 //     (scatter, grouped convolutions, reductions whose init is not their identity), stays whole:
@@ -18,8 +20,9 @@
 //   - ops without a rule run on global values (operands, and the values their regions read, are
 //     gathered): correct, and listed in the program's SPMD report with the bytes they gather;
 //   - a manual computation (shard_map) gets its operands in its in_shardings, which are exactly
-//     the blocks its body takes; with free axes, its body is partitioned over them; its results
-//     are held as its out_shardings say;
+//     the blocks its body takes (an operand stated unreduced arrives as each device's part of
+//     its sum, which the body reduces itself); with free axes, its body is partitioned over
+//     them; its results are held as its out_shardings say;
 //   - each result is resharded to the sharding the caller asked for; where the caller left it
 //     open (no sharding stated), it keeps its split, written on the entry's result as the
 //     sharding the program's signature reports.
@@ -586,6 +589,60 @@ class Partitioner {
     }
   }
 
+  // The unreduced axes `inst`'s result keeps when it is linear in its partial operands, which
+  // all hold sums over those same axes: a sum or difference of two such values, a negation, a
+  // reshape, transpose or broadcast of one, or a select between two of them by a whole
+  // predicate (each device selects its parts). nullopt: the operands are summed first.
+  absl::StatusOr<std::optional<std::vector<ir::MeshAxisRef>>> LinearInPartials(
+      const ir::Instruction& inst) {
+    std::vector<size_t> partial_operands;
+    switch (inst.opcode()) {
+      case ir::Opcode::kAdd:
+      case ir::Opcode::kSubtract:
+        partial_operands = {0, 1};
+        break;
+      case ir::Opcode::kNegate:
+      case ir::Opcode::kReshape:
+      case ir::Opcode::kTranspose:
+      case ir::Opcode::kBroadcastInDim:
+        partial_operands = {0};
+        break;
+      case ir::Opcode::kSelect:
+        partial_operands = {1, 2};
+        break;
+      default:
+        return std::nullopt;
+    }
+    const size_t arity = inst.opcode() == ir::Opcode::kSelect ? 3 : partial_operands.size();
+    if (inst.num_results() != 1 || inst.operands().size() != arity ||
+        !inst.result(0)->type().is_tensor()) {
+      return std::nullopt;
+    }
+    // Sums of real numbers (pred's add is an or).
+    const ir::ElementType type = inst.result(0)->type().element_type();
+    if (!ir::IsFloat(type) && !ir::IsInteger(type)) return std::nullopt;
+    std::optional<std::vector<ir::MeshAxisRef>> axes;
+    for (size_t k = 0; k < inst.operands().size(); ++k) {
+      const ir::Value* v = inst.operand(k);
+      if (!v->type().is_tensor() || Owner(v) != this) return std::nullopt;
+      EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+      const bool wanted =
+          std::find(partial_operands.begin(), partial_operands.end(), k) != partial_operands.end();
+      if (!wanted) {
+        if (!h->partial.empty()) return std::nullopt;  // the predicate must be whole
+        continue;
+      }
+      if (h->partial.empty()) return std::nullopt;
+      if (h->partial_op != nullptr &&
+          PartialKind(*h->partial_op) != collectives::ReductionKind::kSum) {
+        return std::nullopt;
+      }
+      if (axes.has_value() && !SameAxisSet(*axes, h->partial)) return std::nullopt;
+      axes = h->partial;
+    }
+    return axes;
+  }
+
   // Ops whose attributes or semantics tie them to global indices along their factors: every
   // factor stays whole.
   static bool RunsOnlyWhole(const ir::Instruction& inst) {
@@ -700,12 +757,37 @@ class Partitioner {
     if (inst.opcode() == ir::Opcode::kIota || inst.opcode() == ir::Opcode::kConstant) {
       return EmitGenerator(inst, splits[inst.operands().size()]);
     }
+    std::vector<ir::MeshAxisRef> summed;
+    for (size_t f = 0; f < nf; ++f) {
+      if (rule.reduction[f]) summed.insert(summed.end(), axes[f].begin(), axes[f].end());
+    }
+    // An op linear in its partial operands keeps their sum partial (no all-reduce yet).
+    std::optional<std::vector<ir::MeshAxisRef>> linear;
+    if (summed.empty()) {
+      EMBER_ASSIGN_OR_RETURN(linear, LinearInPartials(inst));
+      // A value cannot be split along an axis it is a partial sum over.
+      for (size_t t = 0; linear.has_value() && t < splits.size(); ++t) {
+        for (const auto& dim : splits[t]) {
+          for (const ir::MeshAxisRef& a : dim) {
+            if (Overlaps(a, *linear)) linear.reset();
+          }
+        }
+      }
+    }
     std::vector<ir::Value*> operands;
     for (size_t k = 0; k < inst.operands().size(); ++k) {
       const ir::Value* v = inst.operand(k);
       DimSplits want = v->type().is_tensor() ? splits[k] : DimSplits{};
       want.resize(Rank(v));
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, &inst, inst.location()));
+      ir::Value* local = nullptr;
+      if (linear.has_value() && v->type().is_tensor()) {
+        // Gathers, cuts and all-to-alls commute with the sum: the partial value is resharded.
+        EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+        EMBER_ASSIGN_OR_RETURN(local,
+                               build_.Reshard(h->local, mesh_, h->dims, want, inst.location()));
+      } else {
+        EMBER_ASSIGN_OR_RETURN(local, As(v, want, &inst, inst.location()));
+      }
       operands.push_back(local);
     }
     int64_t captured = 0;
@@ -762,10 +844,6 @@ class Partitioner {
       }
       copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(adjusted));
     }
-    std::vector<ir::MeshAxisRef> summed;
-    for (size_t f = 0; f < nf; ++f) {
-      if (rule.reduction[f]) summed.insert(summed.end(), axes[f].begin(), axes[f].end());
-    }
     if (!summed.empty()) {
       ctx_.report.push_back(absl::StrCat("  unreduced over ", AxesText(summed),
                                          " (a sum over split factors, all-reduced where first "
@@ -777,6 +855,8 @@ class Partitioner {
       if (!summed.empty()) {
         h.partial = summed;
         h.partial_op = &inst;
+      } else if (linear.has_value()) {
+        h.partial = *linear;  // a sum, as its operands were
       }
       held_[inst.result(r)] = std::move(h);
     }
@@ -971,7 +1051,15 @@ class Partitioner {
       const ir::Value* v = inst.operand(k);
       DimSplits all, free;
       EMBER_RETURN_IF_ERROR(parts(*ins[k], GlobalType(v), all, free));
-      EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, all, &inst, inst.location()));
+      // An operand stated unreduced reaches the body as each device's part of its sum (the
+      // body sums it itself, by psum or psum_scatter): a partial value is not summed here.
+      ir::Value* local = nullptr;
+      if (ins[k]->unreduced_axes.empty()) {
+        EMBER_ASSIGN_OR_RETURN(local, As(v, all, &inst, inst.location()));
+      } else {
+        EMBER_ASSIGN_OR_RETURN(local,
+                               AsUnreduced(v, Want{all, ins[k]->unreduced_axes}, inst.location()));
+      }
       EMBER_ASSIGN_OR_RETURN(ir::ValueType takes,
                              SpmdBuilder::LocalType(body->parameter(k)->type(), mesh_, free));
       if (takes != local->type()) {

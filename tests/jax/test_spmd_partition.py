@@ -115,3 +115,89 @@ def test_data_parallel_step_splits_the_work(devices):
         flops[n] = cost["flops"]
     assert flops[1] > 0
     assert flops[N] == pytest.approx(flops[1] / N, rel=0.05), flops
+
+
+# Unreduced values (JAX's P(unreduced=...)): each device holds its part of a sum over the
+# unreduced axes. A shard_map whose in_spec is unreduced gets each device's part as it is (the
+# body sums it itself); `reduced` is replicated for the forward value. Each case builds on a 1-D
+# mesh of N explicit devices and returns arrays whose per-device shards are compared with
+# XLA:CPU's one by one (an unreduced array's shards are its partial sums).
+def _einsum_then_shard_map(collective):
+    def f(a, b):
+        z = jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))
+        return jax.shard_map(collective, in_specs=P(unreduced={"x"}), out_specs=P("x", None))(z)
+    return f
+
+
+def _bitcast_roundtrip(a):
+    # A block per device becomes one device's part of a sum, then is read back as it is.
+    part = jax.shard_map(lambda x: x, in_specs=P("x"), out_specs=P(unreduced={"x"}),
+                         check_vma=False)(a)
+    back = jax.shard_map(lambda x: x, in_specs=P(unreduced={"x"}), out_specs=P("x"),
+                         check_vma=False)(part)
+    summed = jax.shard_map(lambda x: jax.lax.psum(x, "x"), in_specs=P(unreduced={"x"}),
+                           out_specs=P())(part)
+    return part, back, summed
+
+
+def _reduced_reshape_grad(a):
+    f = jax.shard_map(lambda x: jnp.reshape(x * x, (-1, 2)), out_specs=P(reduced={"x"}))
+    return jax.grad(lambda x: f(x).sum())(a)
+
+
+def _linear_in_unreduced(a, b, c):
+    # Sums and transposes of partial sums stay partial sums.
+    u = jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))
+    v = jnp.einsum("ab,bc->ac", a, c, out_sharding=P(unreduced={"x"}))
+    w = (u + v + u).T
+    return w, jax.reshard(w, P()), jax.reshard(w, P(None, "x"))
+
+
+UNREDUCED_CASES = {
+    # name: (function, [(shape, spec)])
+    "psum_of_unreduced_dot": (
+        _einsum_then_shard_map(lambda z: jax.lax.dynamic_slice_in_dim(
+            jax.lax.psum(z, "x"), jax.lax.axis_index("x") * 2, 2)),
+        [((8, 12), P(None, "x")), ((12, 6), P("x", None))]),
+    "psum_scatter_of_unreduced_dot": (
+        _einsum_then_shard_map(lambda z: jax.lax.psum_scatter(z, "x", tiled=True)),
+        [((8, 12), P(None, "x")), ((12, 6), P("x", None))]),
+    "bitcast_roundtrip": (_bitcast_roundtrip, [((16,), P("x"))]),
+    "linear_in_unreduced": (_linear_in_unreduced,
+                            [((8, 12), P(None, "x")), ((12, 4), P("x", None)),
+                             ((12, 4), P("x", None))]),
+    # A reduced input's gradient is unreduced: device 0 holds it, the others zeros.
+    "reduced_reshape_grad": (_reduced_reshape_grad, [((8,), P(reduced={"x"}))]),
+    # A scalar on the empty mesh next to unreduced arrays (one program, one mesh).
+    "select_unreduced": (lambda p, a, b: jax.lax.select(p, a, b),
+                         [("pred", None), ((8, 2), P(unreduced={"x"})),
+                          ((8, 2), P(unreduced={"x"}))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREDUCED_CASES))
+def test_unreduced_values_match_xla(name, devices):
+    fn, inputs = UNREDUCED_CASES[name]
+    outs = {}
+    for platform, devs in devices.items():
+        mesh = Mesh(np.array(devs), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+        with jax.set_mesh(mesh):
+            args = []
+            for k, (shape, spec) in enumerate(inputs):
+                if shape == "pred":
+                    args.append(True)
+                    continue
+                a = jax.device_put(_rand(shape, seed=k + 7), P())
+                # Unreduced arrays are made from replicated ones (device_put cannot place them).
+                args.append(jax.reshard(a, spec))
+            outs[platform] = jax.tree.leaves(jax.jit(fn)(*args))
+    assert len(outs["ember"]) == len(outs["cpu"])
+    for g, w in zip(outs["ember"], outs["cpu"]):
+        assert g.sharding.spec == w.sharding.spec, (name, g.sharding, w.sharding)
+        # Shards in mesh order: device k of one mesh against device k of the other.
+        gs = sorted(g.addressable_shards, key=lambda s: devices["ember"].index(s.device))
+        ws = sorted(w.addressable_shards, key=lambda s: devices["cpu"].index(s.device))
+        assert len(gs) == len(ws) == N
+        for k, (a, b) in enumerate(zip(gs, ws)):
+            np.testing.assert_allclose(np.asarray(a.data), np.asarray(b.data), rtol=2e-5,
+                                       atol=2e-5, err_msg=f"{name}: shard {k}")

@@ -18,12 +18,18 @@ using test_util::Parse;
 
 int Count(const ir::Computation& c, ir::Opcode op) { return test_util::CountOps(c, op); }
 
+// The first instruction with opcode `op`, or null.
+const ir::Instruction* First(const ir::Computation& c, ir::Opcode op) {
+  for (const auto& inst : c.instructions()) {
+    if (inst->opcode() == op) return inst.get();
+  }
+  return nullptr;
+}
+
 // The type of the first instruction with opcode `op`.
 std::string TypeOf(const ir::Computation& c, ir::Opcode op) {
-  for (const auto& inst : c.instructions()) {
-    if (inst->opcode() == op) return inst->result(0)->type().ToString();
-  }
-  return "none";
+  const ir::Instruction* inst = First(c, op);
+  return inst == nullptr ? "none" : inst->result(0)->type().ToString();
 }
 
 std::string Report(const ir::Module& m) {
@@ -288,6 +294,97 @@ module @jit_unreduced {
   ASSERT_NE(ret, nullptr);
   EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kDotGeneral) << m->ToString();
   EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, OpsLinearInPartialSumsKeepThemPartial) {
+  // %s (a sum of two partial dots, transposed) stays partial: returned unreduced with no
+  // all-reduce, and summed once for the replicated result. %m adds a whole value to a partial
+  // one: that would add it once per device, so the partial dot is summed first.
+  auto m = Parse(R"(
+module @jit_linear {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %c: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>},
+          tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %e = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %f = stablehlo.subtract %d, %e : tensor<4x2xf32>
+    %s = stablehlo.transpose %f, dims = [1, 0] : (tensor<4x2xf32>) -> tensor<2x4xf32>
+    %m = stablehlo.add %d, %w : tensor<4x2xf32>
+    return %s, %s, %m : tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 2) << m->ToString();
+  const ir::Instruction* ret = main.return_instruction();
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kTranspose) << m->ToString();
+  EXPECT_EQ(ret->operand(1)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+  const ir::Instruction* add = First(main, ir::Opcode::kAdd);
+  ASSERT_NE(add, nullptr) << m->ToString();
+  EXPECT_EQ(add->operand(0)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+  EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, ManualComputationsTakeUnreducedOperandsAsTheirPartialSums) {
+  // shard_map(in_specs=P(unreduced={"x"})): the body gets each device's part of the sum (it
+  // sums it itself), so the dot's partial result goes in as it is; a whole operand becomes a
+  // sum by staying on the first device (zeros elsewhere).
+  auto m = Parse(R"(
+module @jit_unreduced_in {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %0:2 = sdy.manual_computation(%d, %w) in_shardings=[<@mesh, [{}, {}], unreduced={"x"}>, <@mesh, [{}, {}], unreduced={"x"}>] out_shardings=[<@mesh, [{}, {}]>, <@mesh, [{}, {}]>] manual_axes={"x"} (%arg1: tensor<4x2xf32>, %arg2: tensor<4x2xf32>) {
+      %1 = stablehlo.negate %arg1 : tensor<4x2xf32>
+      %2 = stablehlo.negate %arg2 : tensor<4x2xf32>
+      sdy.return %1, %2 : tensor<4x2xf32>, tensor<4x2xf32>
+    } : (tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+    return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kSelect), 1) << m->ToString();
+  const ir::Instruction* call = First(main, ir::Opcode::kCall);
+  ASSERT_NE(call, nullptr) << m->ToString();
+  EXPECT_EQ(call->operand(0)->producer()->opcode(), ir::Opcode::kDotGeneral) << m->ToString();
+  EXPECT_EQ(call->operand(1)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
+}
+
+TEST(SpmdPartitionTest, ShardingsOverTheEmptyMeshFitTheProgramsMesh) {
+  // JAX puts scalars on a mesh with no axes next to the program's mesh: still one mesh.
+  auto m = Parse(R"(
+module @jit_select {
+  sdy.mesh @empty_mesh = <[]>
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%s: tensor<i1> {sdy.sharding = #sdy.sharding<@empty_mesh, []>},
+                         %p: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>},
+                         %q: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>})
+      -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %0 = stablehlo.select %s, %p, %q : tensor<i1>, tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(absl::StrContains(Report(*m), "spmd-partition over")) << Report(*m);
+  EXPECT_EQ(Count(*m->entry(), ir::Opcode::kAllGather), 0) << m->ToString();
 }
 
 TEST(SpmdPartitionTest, PartiallyManualAndNestedManualComputations) {
