@@ -445,19 +445,40 @@ class Partitioner {
     if (!own) return EmitGlobal(inst, "control flow whose regions other ops share");
     std::vector<DimSplits> results;
     for (size_t r = 0; r < inst.num_results(); ++r) results.push_back(Assigned(inst, r));
+    // A loop carry the program states unreduced on the way in (a sharding constraint, as JAX's
+    // reshard(..., P(unreduced=...)) of a gradient accumulator) stays a partial sum through
+    // the loop: the body adds to it partial, and it is completed once, after the loop, where it
+    // is first needed whole (not on every iteration).
+    std::vector<std::vector<ir::MeshAxisRef>> unreduced(results.size());
+    for (size_t k = 0; loop && k < results.size() && k < inst.operands().size(); ++k) {
+      const ir::Value* v = inst.operand(k);
+      if (v->producer() == nullptr || !IsConstraint(*v->producer())) continue;
+      EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
+      if (!h->partial.empty() &&
+          (h->partial_op == nullptr ||
+           PartialKind(*h->partial_op) == collectives::ReductionKind::kSum)) {
+        unreduced[k] = h->partial;
+      }
+    }
     std::vector<ir::Value*> operands;
     for (size_t k = 0; k < inst.operands().size(); ++k) {
       const ir::Value* v = inst.operand(k);
       DimSplits want = loop && k < results.size() ? results[k] : DimSplits(Rank(v));
       want.resize(Rank(v));
+      if (k < unreduced.size() && !unreduced[k].empty()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                               AsUnreduced(v, Want{want, unreduced[k]}, inst.location()));
+        operands.push_back(local);
+        continue;
+      }
       EMBER_ASSIGN_OR_RETURN(ir::Value * local, As(v, want, &inst, inst.location()));
       operands.push_back(local);
     }
     std::vector<Held> carried;
     std::vector<std::optional<Want>> wants;
-    for (const DimSplits& r : results) {
-      carried.push_back(Held{nullptr, r});
-      wants.push_back(Want{r, {}});
+    for (size_t r = 0; r < results.size(); ++r) {
+      carried.push_back(Held{nullptr, results[r], unreduced[r]});
+      wants.push_back(Want{results[r], unreduced[r]});
     }
     if (loop) {
       ir::Computation& cond = *inst.regions()[0];
@@ -482,7 +503,7 @@ class Partitioner {
     }
     ir::Instruction* copy = Add(inst, std::move(operands), std::move(types));
     for (size_t r = 0; r < inst.num_results(); ++r) {
-      held_[inst.result(r)] = Held{copy->result(r), results[r]};
+      held_[inst.result(r)] = Held{copy->result(r), results[r], unreduced[r]};
     }
     return absl::OkStatus();
   }
