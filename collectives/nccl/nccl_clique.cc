@@ -51,7 +51,8 @@ NcclClique::NcclClique(PrivateTag, std::shared_ptr<const NcclLibrary> nccl, Cliq
     : nccl_(std::move(nccl)),
       key_(std::move(key)),
       executors_(std::move(executors)),
-      comms_(std::move(comms)) {}
+      comms_(std::move(comms)),
+      issued_(key_.devices.size(), 0) {}
 
 NcclClique::~NcclClique() {
   absl::MutexLock lock(&comms_mu_);
@@ -86,6 +87,25 @@ absl::Status NcclClique::AsyncError(RankId rank, const char* call) const {
   return nccl_->Check(async, call, comm);
 }
 
+uint64_t NcclClique::NoteIssued(RankId rank) {
+  absl::MutexLock lock(&failure_mu_);
+  return ++issued_[rank.value];
+}
+
+std::vector<int64_t> NcclClique::MissingFor(uint64_t seq) const {
+  absl::MutexLock lock(&failure_mu_);
+  std::vector<int64_t> missing;
+  for (size_t r = 0; r < issued_.size(); ++r) {
+    if (issued_[r] < seq) missing.push_back(key_.devices[r]);
+  }
+  return missing;
+}
+
+absl::Status NcclClique::failure() const {
+  absl::MutexLock lock(&failure_mu_);
+  return failure_;
+}
+
 void NcclClique::Fail(const absl::Status& reason) {
   absl::MutexLock lock(&failure_mu_);
   if (failure_.ok()) failure_ = reason;
@@ -103,10 +123,7 @@ void NcclClique::Abort(const absl::Status& reason) {
 }
 
 absl::Status NcclClique::Health() const {
-  {
-    absl::MutexLock lock(&failure_mu_);
-    if (!failure_.ok()) return failure_;
-  }
+  EMBER_RETURN_IF_ERROR(failure());
   for (int r = 0; r < key_.size(); ++r) {
     absl::Status async = AsyncError(RankId(r), "NCCL communicator");
     if (!async.ok()) {

@@ -7,6 +7,7 @@
 
 #include <nccl.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -54,10 +55,18 @@ class NcclClique {
   // and carrying ncclGetLastError; OK after an abort (the abort's reason is the failure then).
   absl::Status AsyncError(RankId rank, const char* call) const;
 
+  // Counts an operation `rank` issued and returns its number (1, 2, ...): the ranks' n-th
+  // operations meet.
+  uint64_t NoteIssued(RankId rank);
+  // The devices of the ranks that have issued fewer than `seq` operations.
+  std::vector<int64_t> MissingFor(uint64_t seq) const;
+
   // Records `reason` as the clique's failure (the first one wins); nothing is torn down.
   void Fail(const absl::Status& reason);
   // Fail, then ncclCommAbort on every rank's communicator (once): work they have queued fails.
   void Abort(const absl::Status& reason);
+  // The recorded failure (Fail, Abort), else OK.
+  absl::Status failure() const;
   // The recorded failure, else the first rank's asynchronous error, else OK.
   absl::Status Health() const;
 
@@ -70,6 +79,7 @@ class NcclClique {
   std::vector<ncclComm_t> comms_ ABSL_GUARDED_BY(comms_mu_);
   mutable absl::Mutex failure_mu_;
   absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);
+  std::vector<uint64_t> issued_ ABSL_GUARDED_BY(failure_mu_);
 };
 
 }  // namespace ember::collectives::nccl

@@ -6,20 +6,21 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "collectives/communicator_request.h"
 #include "collectives/nccl/nccl_communicator.h"
 #include "stream_executor/cuda/cuda_executor.h"
 
 namespace ember::collectives::nccl {
 
 absl::StatusOr<std::shared_ptr<NcclCollectives>> NcclCollectives::Create(
-    se::Platform& platform, const std::string& library_directory) {
+    se::Platform& platform, const std::string& library_directory, absl::Duration timeout) {
   if (platform.Name() != "cuda") {
     return absl::InvalidArgumentError(absl::StrCat(
         "NCCL collectives need the CUDA platform, got '", std::string(platform.Name()), "'"));
   }
   EMBER_ASSIGN_OR_RETURN(std::shared_ptr<const NcclLibrary> nccl,
                          NcclLibrary::Open(library_directory));
-  return std::make_shared<NcclCollectives>(std::move(nccl), platform);
+  return std::make_shared<NcclCollectives>(std::move(nccl), platform, timeout);
 }
 
 absl::StatusOr<std::shared_ptr<NcclClique>> NcclCollectives::CreateClique(
@@ -51,13 +52,7 @@ absl::StatusOr<std::shared_ptr<NcclClique>> NcclCollectives::CreateClique(
 
 absl::StatusOr<std::shared_ptr<Communicator>> NcclCollectives::GetCommunicator(
     const CliqueKey& clique, RankId rank) {
-  if (clique.devices.empty()) {
-    return absl::InvalidArgumentError("a clique needs at least one device");
-  }
-  if (rank.value < 0 || rank.value >= clique.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank.value, " out of range for ", clique.ToString()));
-  }
+  EMBER_RETURN_IF_ERROR(CheckCommunicatorRequest(clique, rank));
   // Creation runs under the lock: the ranks of one clique ask at once and must share one.
   absl::MutexLock lock(&mu_);
   std::shared_ptr<NcclClique>& slot = cliques_[clique];
@@ -71,7 +66,7 @@ absl::StatusOr<std::shared_ptr<Communicator>> NcclCollectives::GetCommunicator(
     slot = *std::move(created);
     ++cliques_created_;
   }
-  return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(slot, rank));
+  return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(slot, rank, watchdog_));
 }
 
 int NcclCollectives::cliques_created() const {

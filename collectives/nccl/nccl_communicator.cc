@@ -1,5 +1,6 @@
 #include "collectives/nccl/nccl_communicator.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,15 +82,21 @@ AsyncEventRef NcclCommunicator::Run(const char* op, const char* call, se::Stream
     clique_->Fail(failed);
     return AsyncEvent::CreateReady(failed);
   }
+  const uint64_t seq = clique_->NoteIssued(rank_);
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  watchdog_->Watch(clique_, rank_, seq, op, finished);
   AsyncEventRef done = AsyncEvent::Create();
-  (*event)->AndThen([done, self = shared_from_this(), op, call](absl::Status status) {
+  (*event)->AndThen([done, finished, self = shared_from_this(), op, call](absl::Status status) {
+    finished->store(true);
     if (!status.ok()) {
-      // The stream names the device fault; NCCL's asynchronous and last error say why.
-      absl::Status async = self->clique_->AsyncError(self->rank_, call);
-      status = async.ok() ? self->Error(op, status.code(), status.message())
-                          : self->Error(op, async.code(),
-                                        absl::StrCat(async.message(), "; the stream reports: ",
-                                                     status.message()));
+      // The stream names the device fault; why it happened is NCCL's asynchronous and last error,
+      // or, once the clique was aborted (its communicators are gone), the abort's reason.
+      absl::Status why = self->clique_->AsyncError(self->rank_, call);
+      if (why.ok()) why = self->clique_->failure();
+      status = why.ok() ? self->Error(op, status.code(), status.message())
+                        : self->Error(op, why.code(),
+                                      absl::StrCat(why.message(), "; the stream reports: ",
+                                                   status.message()));
       self->clique_->Fail(status);
     }
     done->Set(status);

@@ -4,7 +4,8 @@
 // CollectivePermute are ncclSend/ncclRecv pairs in one group (a rank's block for itself is a
 // device copy). The returned event is recorded on the stream after the operation; when the stream
 // fails (NCCL's own failure faults the device) the event's error names the operation, the clique,
-// the rank and NCCL's asynchronous error and last error, and the clique is marked failed. After a
+// the rank and NCCL's asynchronous and last error (or the abort's reason, such as the watchdog's
+// timeout), and the clique is marked failed. After a
 // device fault the event completes once the stream is synchronized (see CudaStream).
 #ifndef EMBER_COLLECTIVES_NCCL_NCCL_COMMUNICATOR_H_
 #define EMBER_COLLECTIVES_NCCL_NCCL_COMMUNICATOR_H_
@@ -15,14 +16,17 @@
 #include "absl/strings/string_view.h"
 #include "collectives/communicator.h"
 #include "collectives/nccl/nccl_clique.h"
+#include "collectives/nccl/nccl_watchdog.h"
 
 namespace ember::collectives::nccl {
 
 class NcclCommunicator final : public Communicator,
                                public std::enable_shared_from_this<NcclCommunicator> {
  public:
-  NcclCommunicator(std::shared_ptr<NcclClique> clique, RankId rank)
-      : clique_(std::move(clique)), rank_(rank) {}
+  // `watchdog` fails the clique's operations that outlast its timeout.
+  NcclCommunicator(std::shared_ptr<NcclClique> clique, RankId rank,
+                   std::shared_ptr<NcclWatchdog> watchdog)
+      : clique_(std::move(clique)), rank_(rank), watchdog_(std::move(watchdog)) {}
 
   RankId rank() const override { return rank_; }
   int size() const override { return clique_->key().size(); }
@@ -62,6 +66,7 @@ class NcclCommunicator final : public Communicator,
 
   const std::shared_ptr<NcclClique> clique_;
   const RankId rank_;
+  const std::shared_ptr<NcclWatchdog> watchdog_;
 };
 
 }  // namespace ember::collectives::nccl

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "collectives/in_process/in_process_collectives.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -208,6 +209,30 @@ class NcclCollectivesTest : public ::testing::Test {
         EXPECT_EQ(actual[r][i], expected[r][i]) << ops[i].name << ", rank " << r;
       }
     }
+  }
+
+  // The ranks but `missing` run `issue` on a 64-byte buffer of their device, `missing` takes its
+  // communicator and never calls; the ranks' results, awaited after their streams were
+  // synchronized (after a device fault the events complete then).
+  std::vector<absl::Status> RunWithoutRank(
+      int missing, const std::function<AsyncEventRef(Communicator&, se::DeviceMemory, se::Stream*)>& issue) {
+    std::vector<absl::Status> results(kRanks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r) {
+      threads.emplace_back([&, r] {
+        auto comm = transport_->GetCommunicator(AllDevices(), RankId(r));
+        ASSERT_TRUE(comm.ok()) << comm.status();
+        if (r == missing) return;
+        auto buffer = executors_[r]->Allocate(64);
+        ASSERT_TRUE(buffer.ok());
+        AsyncEventRef done = issue(**comm, *buffer, streams_[r].get());
+        EXPECT_FALSE(streams_[r]->BlockHostUntilDone().ok());
+        results[r] = done->Await();
+        executors_[r]->Deallocate(*buffer);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    return results;
   }
 
   std::unique_ptr<se::Platform> platform_;
@@ -412,24 +437,10 @@ TEST_F(NcclCollectivesTest, AbortFailsTheCliqueAndANewOneIsMade) {
 TEST_F(NcclCollectivesTest, ARankThatNeverArrivesTimesOutWithAClearError) {
   devices_faulted_ = true;
   set_timeout_ms_(2000);
-  std::vector<absl::Status> results(kRanks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = transport_->GetCommunicator(AllDevices(), RankId(r));
-      ASSERT_TRUE(comm.ok()) << comm.status();
-      if (r == kRanks - 1) return;  // takes its communicator, never calls
-      auto buffer = executors_[r]->Allocate(64);
-      ASSERT_TRUE(buffer.ok());
-      AsyncEventRef done = (*comm)->AllReduce(*buffer, *buffer, DataType::kF32, 16,
-                                              ReductionKind::kMax, streams_[r].get());
-      // After the device fault the event completes once the stream is synchronized.
-      EXPECT_FALSE(streams_[r]->BlockHostUntilDone().ok());
-      results[r] = done->Await();
-      executors_[r]->Deallocate(*buffer);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  const std::vector<absl::Status> results =
+      RunWithoutRank(kRanks - 1, [](Communicator& comm, se::DeviceMemory buffer, se::Stream* stream) {
+        return comm.AllReduce(buffer, buffer, DataType::kF32, 16, ReductionKind::kMax, stream);
+      });
   for (int r = 0; r + 1 < kRanks; ++r) {
     EXPECT_FALSE(results[r].ok());
     EXPECT_THAT(results[r].message(), HasSubstr("all_reduce (NCCL, devices [0,1,2,3], rank"));
@@ -442,6 +453,26 @@ TEST_F(NcclCollectivesTest, ARankThatNeverArrivesTimesOutWithAClearError) {
   EXPECT_THAT(comm.status().message(),
               HasSubstr("creating the NCCL communicators of devices [0,1,2,3]"));
   EXPECT_EQ(transport_->cliques_created(), 1);
+}
+
+// Real NCCL waits forever for a missing peer: the transport's own timeout aborts the clique.
+TEST_F(NcclCollectivesTest, TheTransportsTimeoutAbortsACliqueWithAMissingRank) {
+  devices_faulted_ = true;
+  auto transport = NcclCollectives::Create(*platform_, EMBER_VIRTUAL_GPU_LIB_DIR, absl::Seconds(1));
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  transport_ = *std::move(transport);
+  const std::vector<absl::Status> results =
+      RunWithoutRank(2, [](Communicator& comm, se::DeviceMemory buffer, se::Stream* stream) {
+        return comm.AllGather(buffer, buffer, DataType::kBF16, 8, stream);
+      });
+  for (int r : {0, 1, 3}) {
+    EXPECT_EQ(results[r].code(), absl::StatusCode::kDeadlineExceeded) << results[r];
+    EXPECT_THAT(results[r].message(),
+                HasSubstr(absl::StrCat("all_gather (NCCL, devices [0,1,2,3], rank ", r, "): ")));
+    EXPECT_THAT(results[r].message(),
+                HasSubstr("all_gather (NCCL operation #1 of devices [0,1,2,3]) timed out after 1s; "
+                          "devices [2] never issued it"));
+  }
 }
 
 }  // namespace
