@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "collectives/communicator_request.h"
 #include "collectives/reduction.h"
 
 namespace ember::collectives {
@@ -340,13 +341,7 @@ InProcessCollectives::~InProcessCollectives() = default;
 
 absl::StatusOr<std::shared_ptr<Communicator>> InProcessCollectives::GetCommunicator(
     const CliqueKey& clique, RankId rank) {
-  if (clique.devices.empty()) {
-    return absl::InvalidArgumentError("a clique needs at least one device");
-  }
-  if (rank.value < 0 || rank.value >= clique.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank.value, " out of range for ", clique.ToString()));
-  }
+  EMBER_RETURN_IF_ERROR(CheckCommunicatorRequest(clique, rank));
   absl::MutexLock lock(&mu_);
   std::shared_ptr<InProcessClique>& slot = cliques_[clique];
   if (slot == nullptr || !slot->health().ok()) {
