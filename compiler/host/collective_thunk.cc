@@ -15,19 +15,25 @@ bool IsRowMajorTensor(const ir::Value* v) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveThunk> CollectiveThunk::Create(
-    std::string name, const ir::Instruction& op, std::vector<ValueRef> operands,
-    std::vector<ValueRef> results, std::unique_ptr<HostThunk> fallback, std::string* why) {
-  switch (op.opcode()) {
+bool CollectiveThunk::Runs(ir::Opcode opcode) {
+  switch (opcode) {
     case ir::Opcode::kAllReduce:
     case ir::Opcode::kAllGather:
     case ir::Opcode::kReduceScatter:
     case ir::Opcode::kAllToAll:
     case ir::Opcode::kCollectivePermute:
-      break;
+      return true;
     default:
-      *why = "not a collective it runs";
-      return nullptr;
+      return false;
+  }
+}
+
+std::unique_ptr<CollectiveThunk> CollectiveThunk::Create(
+    std::string name, const ir::Instruction& op, std::vector<ValueRef> operands,
+    std::vector<ValueRef> results, std::unique_ptr<HostThunk> fallback, std::string* why) {
+  if (!Runs(op.opcode())) {
+    *why = "not a collective it runs";
+    return nullptr;
   }
   if (op.operands().size() != operands.size() || op.num_results() != results.size() ||
       (op.opcode() == ir::Opcode::kCollectivePermute && op.operands().size() != 1) ||

@@ -15,6 +15,8 @@ namespace ember::host {
 
 class CollectiveThunk final : public HostThunk {
  public:
+  // The collectives it runs (others go to the evaluator's op table).
+  static bool Runs(ir::Opcode opcode);
   // Null with the reason in `why` when `op` is not one this thunk runs (other ops, operands
   // that do not pair with results, layouts that are not row-major, values without a buffer).
   // Variadic ops (a combined all_reduce) run operand by operand.

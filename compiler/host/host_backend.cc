@@ -904,16 +904,7 @@ class HostCompilation {
                                         const std::unordered_map<const ir::Value*, ValueRef>& inputs,
                                         std::string* why) {
     const ir::Instruction& op = *kernel.root();
-    switch (op.opcode()) {
-      case ir::Opcode::kAllReduce:
-      case ir::Opcode::kAllGather:
-      case ir::Opcode::kReduceScatter:
-      case ir::Opcode::kAllToAll:
-      case ir::Opcode::kCollectivePermute:
-        break;
-      default:
-        return nullptr;
-    }
+    if (!CollectiveThunk::Runs(op.opcode())) return nullptr;
     std::vector<ValueRef> operands;
     for (const ir::Value* v : op.operands()) operands.push_back(refs_.at(v));
     // Where the launch has no communicators (one device), the evaluator's op table runs it.
