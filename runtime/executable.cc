@@ -69,17 +69,35 @@ void Finish(DeviceLaunch& d, const absl::Status& status) {
 // failures, recorded in its status, or a failure of the stream). `on_done` runs once with the
 // result. Errors enqueueing the launch are returned (nothing was enqueued then, or what was will
 // be skipped because the launch status failed).
-absl::Status Enqueue(const backend::Executable& executable, const std::shared_ptr<DeviceLaunch>& d,
-                     std::function<void(const absl::Status&)> on_done) {
-  se::Stream* stream = d->device->compute_stream();
-  absl::Status enqueued = executable.ExecuteOnStream(d->params);
-  if (!enqueued.ok()) d->params.status->Fail(enqueued);
-  absl::StatusOr<std::shared_ptr<se::Event>> event = stream->RecordEvent();
-  if (!event.ok()) return event.status();
-  (*event)->AndThen([d, on_done = std::move(on_done)](absl::Status stream_status) {
+// A launch put on its stream, and the stream event after it (the launch's completion).
+struct OnStream {
+  absl::Status enqueued;
+  absl::StatusOr<std::shared_ptr<se::Event>> event;
+};
+
+OnStream PutOnStream(const backend::Executable& executable,
+                     const std::shared_ptr<DeviceLaunch>& d) {
+  OnStream put;
+  put.enqueued = executable.ExecuteOnStream(d->params);
+  if (!put.enqueued.ok()) d->params.status->Fail(put.enqueued);
+  put.event = d->device->compute_stream()->RecordEvent();
+  return put;
+}
+
+// `on_done` once the launch put on the stream is done. It may run at once, on this thread (the
+// stream already ran it): callers must hold no lock that what it sets off could take.
+absl::Status WhenDone(const std::shared_ptr<DeviceLaunch>& d, OnStream put,
+                      std::function<void(const absl::Status&)> on_done) {
+  if (!put.event.ok()) return put.event.status();
+  (*put.event)->AndThen([d, on_done = std::move(on_done)](absl::Status stream_status) {
     on_done(stream_status.ok() ? d->params.status->status() : stream_status);
   });
-  return enqueued;
+  return put.enqueued;
+}
+
+absl::Status Enqueue(const backend::Executable& executable, const std::shared_ptr<DeviceLaunch>& d,
+                     std::function<void(const absl::Status&)> on_done) {
+  return WhenDone(d, PutOnStream(executable, d), std::move(on_done));
 }
 
 }  // namespace
@@ -453,13 +471,19 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
       return;
     }
     std::vector<std::pair<std::shared_ptr<DeviceLaunch>, absl::Status>> not_enqueued;
+    // Put on the streams under the lock; their completions are hooked up after it: a launch that
+    // is already done finishes at once, on this thread, and what that sets off (another
+    // launch waiting for these results) takes the lock in turn.
+    std::vector<OnStream> put;
     {
       absl::MutexLock lock(launch_order.get());
-      for (const auto& w : work) {
-        absl::Status enqueued = Enqueue(*program->executable, w,
-                                        [w, finish](const absl::Status& result) { finish(*w, result); });
-        if (!enqueued.ok()) not_enqueued.emplace_back(w, enqueued);
-      }
+      for (const auto& w : work) put.push_back(PutOnStream(*program->executable, w));
+    }
+    for (size_t d = 0; d < work.size(); ++d) {
+      const std::shared_ptr<DeviceLaunch>& w = work[d];
+      absl::Status enqueued = WhenDone(w, std::move(put[d]),
+                                       [w, finish](const absl::Status& result) { finish(*w, result); });
+      if (!enqueued.ok()) not_enqueued.emplace_back(w, enqueued);
     }
     for (auto& [w, error] : not_enqueued) {
       // Peers already enqueued wait for this device at their collectives: the abort fails them.
