@@ -86,7 +86,8 @@ AsyncEventRef NcclCommunicator::Run(const char* op, const char* call, se::Stream
   auto finished = std::make_shared<std::atomic<bool>>(false);
   watchdog_->Watch(clique_, rank_, seq, op, finished);
   AsyncEventRef done = AsyncEvent::Create();
-  (*event)->AndThen([done, finished, self = shared_from_this(), op, call](absl::Status status) {
+  (*event)->AndThen([done, finished, self = shared_from_this(), op,
+                     call](absl::Status status) mutable {
     finished->store(true);
     if (!status.ok()) {
       // The stream names the device fault; why it happened is NCCL's asynchronous and last error,
@@ -99,6 +100,9 @@ AsyncEventRef NcclCommunicator::Run(const char* op, const char* call, se::Stream
                                                    status.message()));
       self->clique_->Fail(status);
     }
+    // Let go of the communicator before anyone hears: a waiter may then tear the devices down,
+    // and the clique (when this was its last user) must not be destroyed after that.
+    self.reset();
     done->Set(status);
   });
   return done;
