@@ -65,10 +65,6 @@ void Finish(DeviceLaunch& d, const absl::Status& status) {
   d.done->Set(status);
 }
 
-// Enqueues a device's launch and, after it, the completion that finishes it (the launch's own
-// failures, recorded in its status, or a failure of the stream). `on_done` runs once with the
-// result. Errors enqueueing the launch are returned (nothing was enqueued then, or what was will
-// be skipped because the launch status failed).
 // A launch put on its stream, and the stream event after it (the launch's completion).
 struct OnStream {
   absl::Status enqueued;
@@ -95,6 +91,10 @@ absl::Status WhenDone(const std::shared_ptr<DeviceLaunch>& d, OnStream put,
   return put.enqueued;
 }
 
+// Enqueues a device's launch and, after it, the completion that finishes it (the launch's own
+// failures, recorded in its status, or a failure of the stream). `on_done` runs once with the
+// result. Errors enqueueing the launch are returned (nothing was enqueued then, or what was will
+// be skipped because the launch status failed).
 absl::Status Enqueue(const backend::Executable& executable, const std::shared_ptr<DeviceLaunch>& d,
                      std::function<void(const absl::Status&)> on_done) {
   return WhenDone(d, PutOnStream(executable, d), std::move(on_done));

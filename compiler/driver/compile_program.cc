@@ -165,6 +165,28 @@ absl::Status CheckStaticShapes(const ir::Computation* entry) {
   return CheckStaticComputation(*entry, seen);
 }
 
+// The per-device program of an SPMD `program` as StableHLO text. The framework parses it at
+// every compile (JAX reads the output shardings from it), and jaxlib's converter may crash on a
+// program that does not verify: the text is given only once it reads back into a program that
+// verifies.
+absl::StatusOr<std::string> DeviceProgramText(const CompiledProgram& program,
+                                              const frontend::CompileOptions& options) {
+  const StablehloModuleHeader header{program.name, options.num_replicas, options.num_partitions,
+                                     program.signature.parameter_shardings,
+                                     program.signature.result_shardings};
+  EMBER_ASSIGN_OR_RETURN(std::string text,
+                         ExportStablehloText(*program.module, *program.entry, header));
+  absl::StatusOr<std::unique_ptr<ir::Module>> back = ReadProgram(
+      "mlir",
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  absl::Status verified = back.ok() ? ir::Verify(**back) : back.status();
+  if (!verified.ok()) {
+    return absl::InternalError(
+        absl::StrCat("the exported text does not read back: ", verified.message()));
+  }
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
@@ -225,25 +247,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompileModule(
         report != nullptr && report->kind == ir::Attribute::Kind::kString) {
       program->spmd_report = absl::StrCat(report->s, "\n");
     }
-    const StablehloModuleHeader header{program->name, options.num_replicas,
-                                       options.num_partitions,
-                                       program->signature.parameter_shardings,
-                                       program->signature.result_shardings};
-    absl::StatusOr<std::string> text =
-        ExportStablehloText(*program->module, *program->entry, header);
-    if (text.ok()) {
-      // The framework parses this text at every compile (JAX reads the output shardings from
-      // it), and jaxlib's converter may crash on a program that does not verify: the text goes
-      // out only once it reads back into a program that verifies.
-      absl::StatusOr<std::unique_ptr<ir::Module>> back = ReadProgram(
-          "mlir", absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text->data()),
-                                            text->size()));
-      absl::Status verified = back.ok() ? ir::Verify(**back) : back.status();
-      if (!verified.ok()) {
-        text = absl::InternalError(
-            absl::StrCat("the exported text does not read back: ", verified.message()));
-      }
-    }
+    absl::StatusOr<std::string> text = DeviceProgramText(*program, options);
     if (text.ok()) program->device_program_text = *std::move(text);
     if (dump_dir.has_value()) {
       EMBER_RETURN_IF_ERROR(dump("device.txt", text.ok() ? program->device_program_text

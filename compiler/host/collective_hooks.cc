@@ -86,9 +86,9 @@ absl::Status CheckIds(const ir::Instruction& inst, const std::vector<int64_t>& i
 // ---- Byte layout helpers: blocks along one dimension of a row-major array ----------------------
 
 struct Blocking {
-  int64_t outer = 1;     // product of dims before `dim`
-  int64_t chunk = 0;     // bytes of one block's slab per outer index
-  int64_t block = 0;     // bytes of one block
+  int64_t outer = 1;  // product of dims before `dim`
+  int64_t chunk = 0;  // bytes of one block's slab per outer index
+  int64_t block = 0;  // bytes of one block
 };
 
 Blocking MakeBlocking(absl::Span<const int64_t> dims, int64_t dim, int64_t n, int64_t esize) {
@@ -142,8 +142,8 @@ absl::StatusOr<const ir::Literal*> ArrayOf(const ir::Instruction& inst,
 
 // The root rank for data operand i: 0, or the has_dynamic_root operand's value (one per data
 // operand, or one for all).
-absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_t>& roots,
-                             size_t i, int64_t n) {
+absl::StatusOr<int> RootRank(const ir::Instruction& op, const std::vector<int64_t>& roots, size_t i,
+                             int64_t n) {
   if (roots.empty()) return 0;
   const int64_t value = roots[roots.size() == 1 ? 0 : std::min(i, roots.size() - 1)];
   if (value < 0 || value >= n) {
@@ -162,8 +162,9 @@ absl::StatusOr<int64_t> DimAttr(const ir::Instruction& inst, const char* name, i
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(
-    const ir::Instruction& op, int64_t num_replicas, int64_t num_partitions) {
+absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveProcessGroups(const ir::Instruction& op,
+                                                                          int64_t num_replicas,
+                                                                          int64_t num_partitions) {
   EMBER_ASSIGN_OR_RETURN(Mode mode, GroupMode(op));
   std::vector<std::vector<int64_t>> groups;
   if (op.opcode() == ir::Opcode::kCollectivePermute) {
@@ -247,8 +248,8 @@ eval::EvalOptions CommunicatorHooks::Options() {
   return options;
 }
 
-absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::Instruction& op,
-                                                              std::vector<eval::EvalValue> operands) {
+absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(
+    const ir::Instruction& op, std::vector<eval::EvalValue> operands) {
   std::vector<ConstBytes> inputs;
   for (size_t i = 0; i < operands.size(); ++i) {
     EMBER_ASSIGN_OR_RETURN(const ir::Literal* in, ArrayOf(op, operands, i));
@@ -267,17 +268,17 @@ absl::StatusOr<std::vector<eval::EvalValue>> CommunicatorHooks::Run(const ir::In
   for (ir::Literal& literal : literals) outputs.push_back(literal.mutable_bytes());
   EMBER_RETURN_IF_ERROR(RunCollective(op, *launch_, inputs, outputs));
   std::vector<eval::EvalValue> results;
-  for (ir::Literal& literal : literals) results.push_back(eval::EvalValue::Array(std::move(literal)));
+  for (ir::Literal& literal : literals)
+    results.push_back(eval::EvalValue::Array(std::move(literal)));
   return results;
 }
 
 absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveParams& launch,
                            absl::Span<const absl::Span<const uint8_t>> inputs,
                            absl::Span<const absl::Span<uint8_t>> outputs) {
-  const backend::CollectiveParams* launch_ = &launch;
-  const int64_t num_r = launch_->num_replicas;
-  const int64_t num_p = launch_->num_partitions;
-  const int64_t self = launch_->replica_id * num_p + launch_->partition_id;
+  const int64_t num_r = launch.num_replicas;
+  const int64_t num_p = launch.num_partitions;
+  const int64_t self = launch.replica_id * num_p + launch.partition_id;
   if (inputs.size() != op.operands().size() || outputs.size() != op.num_results()) {
     return fs::OpError(op, "was given buffers for another number of operands or results");
   }
@@ -293,8 +294,8 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
   for (const auto& g : groups) {
     if (std::find(g.begin(), g.end(), self) != g.end()) {
       if (group != nullptr) {
-        return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
-                                            launch_->partition_id, ") is in two process groups"));
+        return fs::OpError(op, absl::StrCat("device (replica ", launch.replica_id, ", partition ",
+                                            launch.partition_id, ") is in two process groups"));
       }
       group = &g;
     }
@@ -305,38 +306,40 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
     return absl::OkStatus();
   }
   if (group == nullptr) {
-    return fs::OpError(op, absl::StrCat("device (replica ", launch_->replica_id, ", partition ",
-                                        launch_->partition_id, ") is in no process group"));
+    return fs::OpError(op, absl::StrCat("device (replica ", launch.replica_id, ", partition ",
+                                        launch.partition_id, ") is in no process group"));
   }
   const int rank = static_cast<int>(std::find(group->begin(), group->end(), self) - group->begin());
   const int64_t n = static_cast<int64_t>(group->size());
   collectives::CliqueKey key;
   for (int64_t index : *group) {
-    if (index >= static_cast<int64_t>(launch_->device_ids.size())) {
+    if (index >= static_cast<int64_t>(launch.device_ids.size())) {
       return fs::OpError(op, absl::StrCat("device index ", index, " is outside the launch"));
     }
-    key.devices.push_back(launch_->device_ids[index]);
+    key.devices.push_back(launch.device_ids[index]);
   }
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(op.Describe(), ": ", std::string(s.message())));
   };
   absl::StatusOr<std::shared_ptr<collectives::Communicator>> comm_or =
-      launch_->scope->GetCommunicator(key, collectives::RankId(rank));
+      launch.scope->GetCommunicator(key, collectives::RankId(rank));
   if (!comm_or.ok()) return fail(comm_or.status());
   collectives::Communicator& comm = **comm_or;
 
   // collective_broadcast / collective_reduce with has_dynamic_root take the root ranks (one per
   // data operand, or one for all) as their last operand.
-  EMBER_ASSIGN_OR_RETURN(bool dynamic_root,
-                         op.opcode() == ir::Opcode::kCollectiveBroadcast ||
-                                 op.opcode() == ir::Opcode::kCollectiveReduce
-                             ? fs::BoolAttr(op, "has_dynamic_root", false)
-                             : absl::StatusOr<bool>(false));
+  EMBER_ASSIGN_OR_RETURN(bool dynamic_root, op.opcode() == ir::Opcode::kCollectiveBroadcast ||
+                                                    op.opcode() == ir::Opcode::kCollectiveReduce
+                                                ? fs::BoolAttr(op, "has_dynamic_root", false)
+                                                : absl::StatusOr<bool>(false));
   std::vector<int64_t> roots;
   if (dynamic_root) {
     if (inputs.size() < 2) return fs::OpError(op, "has_dynamic_root needs a root operand");
     const ir::Shape& root_shape = op.operands().back()->type().shape();
     const ConstBytes root = inputs.back();
+    if (static_cast<int64_t>(root.size()) != root_shape.ByteSize()) {
+      return fs::OpError(op, "the root operand was given a buffer of another size");
+    }
     for (int64_t e = 0; e < root_shape.element_count(); ++e) {
       if (root_shape.element_type() == ir::ElementType::kS32) {
         int32_t v;
@@ -351,12 +354,11 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
       }
     }
   }
-  const size_t count = op.opcode() == ir::Opcode::kCollectivePermute
-                           ? 1
-                           : inputs.size() - (dynamic_root ? 1 : 0);
+  const size_t count =
+      op.opcode() == ir::Opcode::kCollectivePermute ? 1 : inputs.size() - (dynamic_root ? 1 : 0);
   if (op.num_results() != count) {
-    return fs::OpError(op, absl::StrCat("has ", inputs.size(), " operands and ",
-                                        op.num_results(), " results"));
+    return fs::OpError(
+        op, absl::StrCat("has ", inputs.size(), " operands and ", op.num_results(), " results"));
   }
   for (size_t i = 0; i < count; ++i) {
     const ir::Shape& shape = op.operand(i)->type().shape();
@@ -368,14 +370,18 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
     const ir::Shape& out_shape = op.result(i)->type().shape();
     const MutableBytes recv = outputs[i];
     // Moves go as bytes; reductions as the transport type and kind of the op's region.
-    auto reduction = [&]() -> absl::StatusOr<std::pair<collectives::DataType, collectives::ReductionKind>> {
-      const std::optional<collectives::DataType> type = passes::ReductionDataType(shape.element_type());
+    auto reduction =
+        [&]() -> absl::StatusOr<std::pair<collectives::DataType, collectives::ReductionKind>> {
+      const std::optional<collectives::DataType> type =
+          passes::ReductionDataType(shape.element_type());
       const std::optional<collectives::ReductionKind> kind =
-          op.regions().empty() ? std::nullopt
-                               : passes::RegionReductionKind(*op.regions()[0], shape.element_type());
+          op.regions().empty()
+              ? std::nullopt
+              : passes::RegionReductionKind(*op.regions()[0], shape.element_type());
       if (!type.has_value() || !kind.has_value()) {
-        return fs::OpError(op, "its reduction region is not one a collective transport runs "
-                               "(legalize-collectives should have rewritten it)");
+        return fs::OpError(op,
+                           "its reduction region is not one a collective transport runs "
+                           "(legalize-collectives should have rewritten it)");
       }
       return std::make_pair(*type, *kind);
     };
@@ -393,15 +399,16 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
       case ir::Opcode::kAllGather: {
         EMBER_ASSIGN_OR_RETURN(int64_t dim, DimAttr(op, "all_gather_dim", shape.rank()));
         if (out_shape.dim(dim) != shape.dim(dim) * n) {
-          return fs::OpError(op, absl::StrCat("result dimension ", dim, " is not ", n, " x ",
-                                              shape.dim(dim)));
+          return fs::OpError(
+              op, absl::StrCat("result dimension ", dim, " is not ", n, " x ", shape.dim(dim)));
         }
         // Blocks along the leading non-trivial dimension are the result's own bytes.
         const bool direct = MakeBlocking(out_shape.dims(), dim, n, esize).outer == 1;
         std::vector<uint8_t> gathered(direct ? 0 : recv.size());
-        if (absl::Status s = comm.AllGather(Memory(in_bytes), direct ? Memory(recv) : Memory(gathered),
-                                            kBytes, in_bytes.size(), nullptr)
-                                 ->Await();
+        if (absl::Status s =
+                comm.AllGather(Memory(in_bytes), direct ? Memory(recv) : Memory(gathered), kBytes,
+                               in_bytes.size(), nullptr)
+                    ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -411,18 +418,18 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
       case ir::Opcode::kReduceScatter: {
         EMBER_ASSIGN_OR_RETURN(int64_t dim, DimAttr(op, "scatter_dimension", shape.rank()));
         if (shape.dim(dim) % n != 0 || out_shape.dim(dim) != shape.dim(dim) / n) {
-          return fs::OpError(op, absl::StrCat("dimension ", dim, " of size ", shape.dim(dim),
-                                              " does not scatter over ", n, " devices into ",
-                                              out_shape.dim(dim)));
+          return fs::OpError(
+              op, absl::StrCat("dimension ", dim, " of size ", shape.dim(dim),
+                               " does not scatter over ", n, " devices into ", out_shape.dim(dim)));
         }
         EMBER_ASSIGN_OR_RETURN(auto how, reduction());
         const bool direct = MakeBlocking(shape.dims(), dim, n, esize).outer == 1;
         std::vector<uint8_t> send =
             direct ? std::vector<uint8_t>() : SplitBlocks(in_bytes, shape.dims(), dim, n, esize);
-        if (absl::Status s = comm.ReduceScatter(direct ? Memory(in_bytes) : Memory(send),
-                                                Memory(recv), how.first,
-                                                out_shape.element_count(), how.second, nullptr)
-                                 ->Await();
+        if (absl::Status s =
+                comm.ReduceScatter(direct ? Memory(in_bytes) : Memory(send), Memory(recv),
+                                   how.first, out_shape.element_count(), how.second, nullptr)
+                    ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -433,15 +440,15 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
         EMBER_ASSIGN_OR_RETURN(int64_t concat_dim, DimAttr(op, "concat_dimension", shape.rank()));
         EMBER_ASSIGN_OR_RETURN(int64_t split_count, fs::IntAttr(op, "split_count", n));
         if (split_count != n || shape.dim(split_dim) % n != 0) {
-          return fs::OpError(op, absl::StrCat("split_count ", split_count, " over a group of ", n,
-                                              " with split dimension of size ",
-                                              shape.dim(split_dim)));
+          return fs::OpError(op,
+                             absl::StrCat("split_count ", split_count, " over a group of ", n,
+                                          " with split dimension of size ", shape.dim(split_dim)));
         }
         std::vector<uint8_t> send = SplitBlocks(in_bytes, shape.dims(), split_dim, n, esize);
         std::vector<uint8_t> received(send.size());
-        if (absl::Status s = comm.AllToAll(Memory(send), Memory(received), kBytes,
-                                           send.size() / n, nullptr)
-                                 ->Await();
+        if (absl::Status s =
+                comm.AllToAll(Memory(send), Memory(received), kBytes, send.size() / n, nullptr)
+                    ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -477,10 +484,10 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
         // The root is the group's first process unless given; the others' results are zeros.
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
         EMBER_ASSIGN_OR_RETURN(auto how, reduction());
-        if (absl::Status s = comm.Reduce(Memory(in_bytes), Memory(recv), how.first,
-                                         shape.element_count(), how.second,
-                                         collectives::RankId(root), nullptr)
-                                 ->Await();
+        if (absl::Status s =
+                comm.Reduce(Memory(in_bytes), Memory(recv), how.first, shape.element_count(),
+                            how.second, collectives::RankId(root), nullptr)
+                    ->Await();
             !s.ok()) {
           return fail(s);
         }
@@ -488,8 +495,8 @@ absl::Status RunCollective(const ir::Instruction& op, const backend::CollectiveP
       }
       case ir::Opcode::kCollectiveBroadcast: {
         EMBER_ASSIGN_OR_RETURN(int root, RootRank(op, roots, i, n));
-        if (absl::Status s = comm.Broadcast(Memory(in_bytes), Memory(recv), kBytes,
-                                            in_bytes.size(), collectives::RankId(root), nullptr)
+        if (absl::Status s = comm.Broadcast(Memory(in_bytes), Memory(recv), kBytes, in_bytes.size(),
+                                            collectives::RankId(root), nullptr)
                                  ->Await();
             !s.ok()) {
           return fail(s);

@@ -524,18 +524,19 @@ class HostCompilation {
       std::unordered_map<const ir::Value*, ValueRef> inputs;
       for (const ir::Value* v : kernel.inputs) inputs.emplace(v, refs_.at(v));
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
-          kernel.outputs.size() == 1 && kernel.outputs[0] == kernel.root()->result()) {
-        if (std::unique_ptr<LaunchIdThunk> id = LaunchIdThunk::Create(
-                absl::StrCat(std::string(ir::OpcodeName(kernel.root()->opcode())), ".", index),
-                *kernel.root(), refs_.at(kernel.outputs[0]));
+          OutputsAreResults(kernel)) {
+        if (std::unique_ptr<LaunchIdThunk> id =
+                kernel.outputs.size() != 1
+                    ? nullptr
+                    : LaunchIdThunk::Create(
+                          absl::StrCat(std::string(ir::OpcodeName(kernel.root()->opcode())), ".",
+                                       index),
+                          *kernel.root(), refs_.at(kernel.outputs[0]));
             id != nullptr) {
           thunks.push_back(std::move(id));
           ++fast_kernels;
           continue;
         }
-      }
-      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
-          OutputsAreResults(kernel)) {
         std::string why;
         if (std::unique_ptr<HostThunk> collective = Collective(kernel, index, inputs, &why);
             collective != nullptr) {
