@@ -1,6 +1,7 @@
 // Creates the collectives transport for a stream-executor platform by explicit call (no static
-// registration): in-process rendezvous for host devices of one process; NCCL for GPUs and Gloo
-// across processes come with their folders.
+// registration): in-process rendezvous for the host devices of one process, Gloo for host devices
+// spread over several processes (rendezvous through the job's key-value store). NCCL for GPUs
+// arrives with the CUDA backend.
 #ifndef EMBER_COLLECTIVES_COLLECTIVES_FACTORY_H_
 #define EMBER_COLLECTIVES_COLLECTIVES_FACTORY_H_
 
@@ -10,13 +11,21 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collectives/collectives.h"
+#include "collectives/key_value_store.h"
 
 namespace ember::collectives {
 
-// `platform` is se::Platform::Name() ("host", "cuda"). `timeout`: how long an operation waits
-// for its peers before it fails.
+struct CollectivesOptions {
+  // How long an operation waits for its peers before it fails.
+  absl::Duration timeout = absl::Seconds(60);
+  // The processes of the job; with more than one, `kv_store` is where their transports meet.
+  int process_count = 1;
+  std::shared_ptr<KeyValueStore> kv_store;
+};
+
+// `platform` is se::Platform::Name() ("host", "cuda").
 absl::StatusOr<std::shared_ptr<Collectives>> CreateCollectives(std::string_view platform,
-                                                               absl::Duration timeout);
+                                                               const CollectivesOptions& options);
 
 }  // namespace ember::collectives
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "pjrt_plugin/bindings.h"
+#include "pjrt_plugin/callback_key_value_store.h"
 #include "pjrt_plugin/client_handle.h"
 #include "compiler/registry/builtin_backends.h"
 #include "pjrt_plugin/options.h"
@@ -51,8 +52,11 @@ absl::StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(std::shared_ptr<runtime:
     for (runtime::MemorySpace* memory : device->memories()) {
       d->memories.push_back(handle->memory_map.at(memory));
     }
-    d->default_memory = handle->memory_map.at(device->default_memory());
+    // Another process's device has no memory here.
+    d->default_memory =
+        device->addressable() ? handle->memory_map.at(device->default_memory()) : nullptr;
     handle->device_ptrs.push_back(d.get());
+    if (device->addressable()) handle->addressable_device_ptrs.push_back(d.get());
     handle->device_map[device] = d.get();
     handle->devices.push_back(std::move(d));
   }
@@ -69,11 +73,23 @@ absl::StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(std::shared_ptr<runtime:
 }
 
 EMBER_PJRT_ENTRY(PJRT_Client_Create) {
-  // The KV-store fields are garbage in single-process use (the framework does not zero the
-  // struct), so they are never looked at: multi-process mode would come from num_nodes.
   EMBER_ASSIGN_OR_RETURN(auto options, ReadNamedValues(args->create_options, args->num_options));
   EMBER_ASSIGN_OR_RETURN(Options ember_options, ReadOptions(options));
-  EMBER_ASSIGN_OR_RETURN(auto client, runtime::Client::Create(ember_options.devices));
+  // The key-value store fields are garbage in single-process use (the framework does not zero
+  // the struct), so they are looked at only in a job of several processes (num_nodes > 1).
+  std::shared_ptr<collectives::KeyValueStore> kv_store;
+  if (ember_options.devices.process_count > 1) {
+    if (args->kv_get_callback == nullptr || args->kv_put_callback == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "num_nodes = ", ember_options.devices.process_count,
+          " but PJRT_Client_Create got no key-value store callbacks (kv_get_callback, "
+          "kv_put_callback): call jax.distributed.initialize() before using Ember"));
+    }
+    kv_store = std::make_shared<CallbackKeyValueStore>(args->kv_get_callback, args->kv_get_user_arg,
+                                                       args->kv_put_callback, args->kv_put_user_arg);
+  }
+  EMBER_ASSIGN_OR_RETURN(auto client,
+                         runtime::Client::Create(ember_options.devices, std::move(kv_store)));
   EMBER_ASSIGN_OR_RETURN(auto handle, WrapClient(std::move(client)));
   args->client = handle.release();
   return absl::OkStatus();
@@ -120,8 +136,8 @@ EMBER_PJRT_ENTRY(PJRT_Client_Devices) {
 
 EMBER_PJRT_ENTRY(PJRT_Client_AddressableDevices) {
   EMBER_PJRT_REQUIRE(args->client);
-  args->addressable_devices = args->client->device_ptrs.data();
-  args->num_addressable_devices = args->client->device_ptrs.size();
+  args->addressable_devices = args->client->addressable_device_ptrs.data();
+  args->num_addressable_devices = args->client->addressable_device_ptrs.size();
   return absl::OkStatus();
 }
 
@@ -214,6 +230,11 @@ EMBER_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer) {
     }
   } else if (args->device != nullptr) {
     memory = args->device->device->default_memory();
+    if (memory == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`device` ", args->device->device->DebugString(), " belongs to process ",
+          args->device->device->process_index(), ": this process cannot put data on it"));
+    }
   } else {
     return absl::InvalidArgumentError("one of `device` or `memory` must be set");
   }

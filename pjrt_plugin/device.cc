@@ -55,7 +55,7 @@ EMBER_PJRT_ENTRY(PJRT_Device_GetDescription) {
 
 EMBER_PJRT_ENTRY(PJRT_Device_IsAddressable) {
   EMBER_PJRT_REQUIRE(args->device);
-  args->is_addressable = true;  // single process: every device is local
+  args->is_addressable = args->device->device->addressable();
   return absl::OkStatus();
 }
 
@@ -74,6 +74,11 @@ EMBER_PJRT_ENTRY(PJRT_Device_AddressableMemories) {
 
 EMBER_PJRT_ENTRY(PJRT_Device_DefaultMemory) {
   EMBER_PJRT_REQUIRE(args->device);
+  if (args->device->default_memory == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(args->device->device->DebugString(), " belongs to process ",
+                     args->device->device->process_index(), ": it has no memory in this process"));
+  }
   args->memory = args->device->default_memory;
   return absl::OkStatus();
 }

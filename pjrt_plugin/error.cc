@@ -103,6 +103,12 @@ PJRT_Error* CallbackError(PJRT_Error_Code code, const char* message, size_t mess
                                                                message ? message_size : 0)));
 }
 
+absl::Status TakeCallbackError(PJRT_Error* error) {
+  if (error == nullptr) return absl::OkStatus();
+  std::unique_ptr<EmberError> owned(reinterpret_cast<EmberError*>(error));
+  return owned->status;
+}
+
 void BindErrorEntries(PJRT_Api& api) {
   api.PJRT_Error_Destroy = &Error_Destroy;
   api.PJRT_Error_Message = &Error_Message;

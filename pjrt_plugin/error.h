@@ -19,6 +19,8 @@ void BindErrorEntries(PJRT_Api& api);
 
 // The PJRT_CallbackError factory handed to framework callbacks (KV store).
 PJRT_Error* CallbackError(PJRT_Error_Code code, const char* message, size_t message_size);
+// The status of an error a framework callback returned (made by CallbackError), which it frees.
+absl::Status TakeCallbackError(PJRT_Error* error);
 
 }  // namespace ember::pjrt
 

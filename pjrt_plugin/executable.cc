@@ -112,12 +112,15 @@ absl::StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(PJRT_Clien
   handle->client = client;
   handle->client_alive = client->alive;
   handle->executable = std::move(executable);
+  // This process's devices of the assignment, with their (replica, partition).
   const int64_t partitions = handle->executable->num_partitions();
   int64_t index = 0;
   for (runtime::Device* device : handle->executable->devices()) {
-    handle->devices.push_back(client->device_map.at(device));
-    handle->logical_ids.push_back(PJRT_LogicalDeviceIds{static_cast<int>(index / partitions),
-                                                        static_cast<int>(index % partitions)});
+    if (device->addressable()) {
+      handle->devices.push_back(client->device_map.at(device));
+      handle->logical_ids.push_back(PJRT_LogicalDeviceIds{static_cast<int>(index / partitions),
+                                                          static_cast<int>(index % partitions)});
+    }
     ++index;
   }
   handle->source = std::make_shared<const ProgramSource>(ProgramSource{

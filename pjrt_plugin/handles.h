@@ -77,7 +77,8 @@ struct PJRT_Client {
   std::string platform_version;
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<std::unique_ptr<ember::pjrt::EmberMemory>> memories;
-  std::vector<PJRT_Device*> device_ptrs;
+  std::vector<PJRT_Device*> device_ptrs;  // every device of the job
+  std::vector<PJRT_Device*> addressable_device_ptrs;  // this process's
   std::vector<PJRT_Memory*> memory_ptrs;
   std::map<const ember::runtime::Device*, PJRT_Device*> device_map;
   std::map<const ember::runtime::MemorySpace*, PJRT_Memory*> memory_map;

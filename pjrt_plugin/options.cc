@@ -77,9 +77,9 @@ absl::Status ApplyOption(const std::string& name, const OptionValue& value,
     options.process_index = static_cast<int>(node);
   } else if (name == "num_nodes") {
     EMBER_ASSIGN_OR_RETURN(int64_t nodes, AsInt(name, value));
-    if (nodes != 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "num_nodes = ", nodes, ": Ember does not run across several processes yet"));
+    if (nodes < 1 || nodes > 65536) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option 'num_nodes' must be between 1 and 65536, got ", nodes));
     }
     options.process_count = static_cast<int>(nodes);
   } else {
@@ -113,9 +113,10 @@ absl::StatusOr<Options> ReadOptions(const std::map<std::string, OptionValue>& cr
   for (const auto& [name, value] : create_options) {
     EMBER_RETURN_IF_ERROR(ApplyOption(name, value, result.devices));
   }
-  if (result.devices.process_index != 0) {
-    return absl::UnimplementedError(absl::StrCat("node_id = ", result.devices.process_index,
-                                                 ": Ember does not run across several processes yet"));
+  if (result.devices.process_index >= result.devices.process_count) {
+    return absl::InvalidArgumentError(absl::StrCat("option 'node_id' = ", result.devices.process_index,
+                                                   " must be less than num_nodes = ",
+                                                   result.devices.process_count));
   }
   EMBER_ASSIGN_OR_RETURN(result.compiler, ReadCompilerOptions(frontend::CompileOptions()));
   return result;

@@ -134,6 +134,11 @@ absl::StatusOr<AsyncEventRef> Buffer::ToHost(void* dst, absl::Span<const int64_t
 }
 
 absl::StatusOr<std::unique_ptr<Buffer>> Buffer::CopyTo(Device* device, MemorySpace* memory) {
+  if (!device->addressable()) {
+    return absl::InvalidArgumentError(absl::StrCat(device->DebugString(), " belongs to process ",
+                                                   device->process_index(),
+                                                   ": this process cannot copy data to it"));
+  }
   AsyncEventRef ready = AsyncEvent::Create();
   EMBER_ASSIGN_OR_RETURN(Hold hold, Acquire("CopyToDevice", ready));
   if (memory == nullptr) memory = device->default_memory();

@@ -8,6 +8,7 @@
 #include "compiler/ir/byte_strides.h"
 #include "runtime/host_layout.h"
 #include "collectives/collectives_factory.h"
+#include "runtime/process_topology.h"
 #include "stream_executor/platform_factory.h"
 
 namespace ember::runtime {
@@ -35,7 +36,19 @@ absl::StatusOr<int> Client::CountDevices(const DeviceOptions& options) {
   return platform->DeviceCount();
 }
 
-absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& options) {
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(
+    const DeviceOptions& options, std::shared_ptr<collectives::KeyValueStore> kv_store) {
+  if (options.process_count < 1 || options.process_index < 0 ||
+      options.process_index >= options.process_count) {
+    return absl::InvalidArgumentError(absl::StrCat("node_id ", options.process_index,
+                                                   " is not a process of a job of num_nodes ",
+                                                   options.process_count));
+  }
+  if (options.process_count > 1 && kv_store == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_nodes = ", options.process_count,
+        " needs the job's key-value store, which JAX passes once jax.distributed.initialize() ran"));
+  }
   EMBER_ASSIGN_OR_RETURN(se::PlatformOptions se_options, PlatformOptionsFor(options));
   std::shared_ptr<Client> client(new Client());
   EMBER_ASSIGN_OR_RETURN(client->platform_, se::CreatePlatform(se_options));
@@ -43,28 +56,61 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const DeviceOptions& opti
     client->fallback_reason_ = se::LastAutoFallbackReason();
   }
   client->options_ = options;
-  // Collectives are optional: a platform without a transport still runs single-device work, and a
-  // multi-device program on it fails at compile time with the reason.
-  absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
-      collectives::CreateCollectives(client->platform_->Name(), options.collective_timeout);
-  if (collectives.ok()) client->collectives_ = *std::move(collectives);
+  const std::string platform(client->platform_->Name());
   const int count = client->platform_->DeviceCount();
-  for (int ordinal = 0; ordinal < count; ++ordinal) {
-    EMBER_ASSIGN_OR_RETURN(se::Executor * executor, client->platform_->ExecutorForDevice(ordinal));
-    EMBER_ASSIGN_OR_RETURN(auto compute, executor->CreateStream());
-    EMBER_ASSIGN_OR_RETURN(auto h2d, executor->CreateStream());
-    EMBER_ASSIGN_OR_RETURN(auto d2h, executor->CreateStream());
-    auto device = std::make_unique<Device>(ordinal, options.process_index,
-                                           std::string(client->platform_->Name()), executor,
-                                           std::move(compute), std::move(h2d), std::move(d2h));
-    // Memory kind ids are small positive integers, one per kind, stable across devices.
-    auto memory = std::make_unique<MemorySpace>(ordinal, "device", 1);
-    memory->AddDevice(device.get());
-    device->AddMemory(memory.get());
-    client->device_ptrs_.push_back(device.get());
-    client->memory_ptrs_.push_back(memory.get());
-    client->devices_.push_back(std::move(device));
-    client->memories_.push_back(std::move(memory));
+  // The job's devices: this process's alone, or every process's from the key-value store.
+  ProcessDevices local{platform, "", count, 0};
+  if (count > 0) {
+    EMBER_ASSIGN_OR_RETURN(se::Executor * first, client->platform_->ExecutorForDevice(0));
+    local.kind = first->DeviceKind();
+  }
+  std::vector<ProcessDevices> processes = {local};
+  if (options.process_count > 1) {
+    EMBER_ASSIGN_OR_RETURN(processes,
+                           ExchangeProcessDevices(*kv_store, options.process_index,
+                                                  options.process_count, local,
+                                                  options.collective_timeout));
+  }
+  // Collectives are optional: a platform without a transport still runs single-device work, and a
+  // multi-device program on it fails when it is loaded, with the reason.
+  collectives::CollectivesOptions transport;
+  transport.timeout = options.collective_timeout;
+  transport.process_count = options.process_count;
+  transport.kv_store = kv_store;
+  absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
+      collectives::CreateCollectives(platform, transport);
+  if (collectives.ok()) {
+    client->collectives_ = *std::move(collectives);
+  } else {
+    client->no_collectives_reason_ = std::string(collectives.status().message());
+  }
+  for (int p = 0; p < static_cast<int>(processes.size()); ++p) {
+    const int process = options.process_count > 1 ? p : options.process_index;
+    const ProcessDevices& devices = processes[p];
+    for (int ordinal = 0; ordinal < devices.count; ++ordinal) {
+      const int id = devices.first_id + ordinal;
+      if (process != options.process_index) {
+        client->device_ptrs_.push_back(
+            client->devices_.emplace_back(Device::Remote(id, process, platform, devices.kind)).get());
+        continue;
+      }
+      EMBER_ASSIGN_OR_RETURN(se::Executor * executor,
+                             client->platform_->ExecutorForDevice(ordinal));
+      EMBER_ASSIGN_OR_RETURN(auto compute, executor->CreateStream());
+      EMBER_ASSIGN_OR_RETURN(auto h2d, executor->CreateStream());
+      EMBER_ASSIGN_OR_RETURN(auto d2h, executor->CreateStream());
+      auto device = std::make_unique<Device>(id, process, platform, executor, std::move(compute),
+                                             std::move(h2d), std::move(d2h));
+      // Memory kind ids are small positive integers, one per kind, stable across devices.
+      auto memory = std::make_unique<MemorySpace>(id, "device", 1);
+      memory->AddDevice(device.get());
+      device->AddMemory(memory.get());
+      client->device_ptrs_.push_back(device.get());
+      client->addressable_ptrs_.push_back(device.get());
+      client->memory_ptrs_.push_back(memory.get());
+      client->devices_.push_back(std::move(device));
+      client->memories_.push_back(std::move(memory));
+    }
   }
   return client;
 }
@@ -86,7 +132,7 @@ absl::StatusOr<Device*> Client::LookupDevice(int64_t id) const {
 }
 
 absl::StatusOr<Device*> Client::LookupAddressableDevice(int64_t local_hardware_id) const {
-  for (Device* device : device_ptrs_) {
+  for (Device* device : addressable_ptrs_) {
     if (device->local_hardware_id() == local_hardware_id) return device;
   }
   return absl::InvalidArgumentError(

@@ -16,6 +16,7 @@
 #include "base/async_event.h"
 #include "base/options.h"
 #include "collectives/collectives.h"
+#include "collectives/key_value_store.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "stream_executor/platform.h"
@@ -32,7 +33,11 @@ enum class HostBufferSemantics {
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  static absl::StatusOr<std::shared_ptr<Client>> Create(const DeviceOptions& options);
+  // With options.process_count > 1, `kv_store` is the job's key-value store: the processes
+  // exchange their device lists there (every client lists every device of the job; its own are
+  // the addressable ones) and their collectives meet there.
+  static absl::StatusOr<std::shared_ptr<Client>> Create(
+      const DeviceOptions& options, std::shared_ptr<collectives::KeyValueStore> kv_store = nullptr);
   // How many devices Create(options) would open, without opening them (TensorFlow asks before
   // it creates a client).
   static absl::StatusOr<int> CountDevices(const DeviceOptions& options);
@@ -49,14 +54,17 @@ class Client : public std::enable_shared_from_this<Client> {
   // The transport collectives among this client's devices run on (its communicators are cached
   // there, shared by every executable). Null when the platform has none.
   const std::shared_ptr<collectives::Collectives>& collectives() const { return collectives_; }
+  // Why collectives() is null.
+  const std::string& no_collectives_reason() const { return no_collectives_reason_; }
   // Multi-device launches are put on the devices' streams under this lock, so every stream sees
   // them in the same order: a launch waiting at a collective on one device can never wait for a
   // peer stuck behind a later launch on another. Shared, so that a launch's callbacks hold the
   // lock and not the client (a client must never be destroyed on one of its own stream threads).
   const std::shared_ptr<absl::Mutex>& launch_order_mutex() const { return launch_order_mu_; }
 
+  // Every device of the job, in global id order; this process's own are the addressable ones.
   const std::vector<Device*>& devices() const { return device_ptrs_; }
-  const std::vector<Device*>& addressable_devices() const { return device_ptrs_; }
+  const std::vector<Device*>& addressable_devices() const { return addressable_ptrs_; }
   const std::vector<MemorySpace*>& memories() const { return memory_ptrs_; }
 
   absl::StatusOr<Device*> LookupDevice(int64_t id) const;
@@ -78,10 +86,12 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string fallback_reason_;
   DeviceOptions options_;
   std::shared_ptr<collectives::Collectives> collectives_;
+  std::string no_collectives_reason_;
   std::shared_ptr<absl::Mutex> launch_order_mu_ = std::make_shared<absl::Mutex>();
   std::vector<std::unique_ptr<MemorySpace>> memories_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_ptrs_;
+  std::vector<Device*> addressable_ptrs_;
   std::vector<MemorySpace*> memory_ptrs_;
 };
 

@@ -24,6 +24,14 @@ Device::Device(int id, int process_index, std::string platform, se::Executor* ex
       h2d_(std::move(h2d)),
       d2h_(std::move(d2h)) {}
 
+std::unique_ptr<Device> Device::Remote(int id, int process_index, std::string platform,
+                                       std::string kind) {
+  auto device = std::make_unique<Device>(id, process_index, std::move(platform), nullptr, nullptr,
+                                         nullptr, nullptr);
+  device->remote_kind_ = std::move(kind);
+  return device;
+}
+
 Device::~Device() { Drain(); }
 
 std::string Device::ToString() const {

@@ -39,13 +39,20 @@ class Device {
   Device(int id, int process_index, std::string platform, se::Executor* executor,
          std::unique_ptr<se::Stream> compute, std::unique_ptr<se::Stream> h2d,
          std::unique_ptr<se::Stream> d2h);
+  // A device of another process of a multi-process job: known by its global id, process and
+  // kind; it has no executor, streams or memories here, and nothing runs on it from here.
+  static std::unique_ptr<Device> Remote(int id, int process_index, std::string platform,
+                                        std::string kind);
   ~Device();
 
   int id() const { return id_; }
-  int local_hardware_id() const { return executor_->device_ordinal(); }
+  // Whether this process drives the device (false for another process's device).
+  bool addressable() const { return executor_ != nullptr; }
+  // The device's ordinal on its platform; -1 for another process's device.
+  int local_hardware_id() const { return executor_ != nullptr ? executor_->device_ordinal() : -1; }
   int process_index() const { return process_index_; }
   const std::string& platform() const { return platform_; }
-  std::string Kind() const { return executor_->DeviceKind(); }
+  std::string Kind() const { return executor_ != nullptr ? executor_->DeviceKind() : remote_kind_; }
   std::string ToString() const;
   std::string DebugString() const;
 
@@ -73,6 +80,7 @@ class Device {
   std::unique_ptr<se::Stream> h2d_;
   std::unique_ptr<se::Stream> d2h_;
   std::vector<MemorySpace*> memories_;
+  std::string remote_kind_;  // Kind() of a remote device
   LaunchAdmission admission_;
 };
 

@@ -169,7 +169,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     return absl::UnimplementedError(absl::StrCat(
         "the program runs on ", executable->devices_.size(), " ",
         std::string(client->se_platform_name()),
-        " devices, but Ember has no collectives transport for them yet"));
+        " devices, but Ember has no collectives transport for them: ",
+        client->no_collectives_reason()));
+  }
+  for (size_t i = 0; i < executable->devices_.size(); ++i) {
+    if (!executable->devices_[i]->addressable()) continue;
+    executable->addressable_devices_.push_back(executable->devices_[i]);
+    executable->addressable_positions_.push_back(i);
   }
   executable->parameter_types_ = layout.parameter_types;
   executable->result_types_ = layout.result_types;
@@ -227,12 +233,28 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
         " devices together; it cannot be executed on one device (", only_device->DebugString(),
         ")"));
   }
-  std::vector<Device*> devices = only_device ? std::vector<Device*>{only_device} : devices_;
-  if (arguments.size() != devices.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("got argument lists for ", arguments.size(),
-                                                   " devices; the executable runs on ",
-                                                   devices.size()));
+  if (only_device != nullptr && !only_device->addressable()) {
+    return absl::InvalidArgumentError(absl::StrCat(only_device->DebugString(),
+                                                   " belongs to process ",
+                                                   only_device->process_index(),
+                                                   ": this process cannot run programs on it"));
   }
+  std::vector<Device*> devices =
+      only_device ? std::vector<Device*>{only_device} : addressable_devices_;
+  // Where each launched device sits in the device assignment (its replica and partition).
+  std::vector<size_t> positions =
+      only_device ? std::vector<size_t>{0} : addressable_positions_;
+  if (arguments.size() != devices.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "got argument lists for ", arguments.size(), " devices; the executable runs on ",
+        devices.size(),
+        devices.size() == devices_.size()
+            ? ""
+            : absl::StrCat(" of this process (of ", devices_.size(), " in all)")));
+  }
+  // Several devices take part (here or in other processes): the launch meets its peers at its
+  // collectives.
+  const bool multi_device = only_device == nullptr && devices_.size() > 1;
   // Check everything before changing anything, so a failed call leaves all buffers as they were.
   for (size_t d = 0; d < devices.size(); ++d) {
     EMBER_RETURN_IF_ERROR(CheckArguments(arguments[d], devices[d], d));
@@ -365,11 +387,11 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   }
   std::shared_ptr<const compiler::CompiledProgram> program = program_;
   std::shared_ptr<collectives::CliqueScope> scope;
-  if (devices.size() > 1) {
+  if (multi_device) {
     scope = std::make_shared<collectives::CliqueScope>(client_->collectives());
   }
   std::vector<int64_t> device_ids;
-  for (Device* device : devices) device_ids.push_back(device->id());
+  for (Device* device : multi_device ? devices_ : devices) device_ids.push_back(device->id());
   static std::atomic<int64_t> next_run_id{1};
   const int64_t run_id = next_run_id.fetch_add(1, std::memory_order_relaxed);
   std::vector<AsyncEventRef> inputs_ready;
@@ -403,10 +425,10 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
     auto collective = std::make_shared<backend::CollectiveParams>();
     collective->scope = scope;
     collective->device_ids = device_ids;
-    collective->num_replicas = devices.size() > 1 ? num_replicas() : 1;
-    collective->num_partitions = devices.size() > 1 ? num_partitions() : 1;
-    collective->replica_id = static_cast<int64_t>(d) / collective->num_partitions;
-    collective->partition_id = static_cast<int64_t>(d) % collective->num_partitions;
+    collective->num_replicas = multi_device ? num_replicas() : 1;
+    collective->num_partitions = multi_device ? num_partitions() : 1;
+    collective->replica_id = static_cast<int64_t>(positions[d]) / collective->num_partitions;
+    collective->partition_id = static_cast<int64_t>(positions[d]) % collective->num_partitions;
     w.params.stream = device->compute_stream();
     w.params.owner = program;
     w.params.buffers = std::make_shared<backend::BufferAllocations>(std::move(memory));
@@ -421,7 +443,7 @@ absl::StatusOr<Executable::Launch> Executable::Execute(
   }
   unless_queued.queued = true;
 
-  if (devices.size() == 1) {
+  if (!multi_device) {
     std::shared_ptr<DeviceLaunch> w = work[0];
     AsyncEvent::AfterAll(inputs_ready)->AndThen([w, program](absl::Status status) {
       if (!status.ok()) {

@@ -35,8 +35,11 @@ class Executable {
   ~Executable();
 
   const compiler::CompiledProgram& program() const { return *program_; }
-  // In launch order: device (replica r, partition p) at r * num_partitions + p.
+  // In launch order: device (replica r, partition p) at r * num_partitions + p. In a
+  // multi-process job these include other processes' devices; this process launches on its own,
+  // the addressable ones (in launch order), each with its position in devices().
   const std::vector<Device*>& devices() const { return devices_; }
+  const std::vector<Device*>& addressable_devices() const { return addressable_devices_; }
   int64_t num_replicas() const { return program_->options.num_replicas; }
   int64_t num_partitions() const { return program_->options.num_partitions; }
   // What one device takes and returns (for an SPMD program, its shards).
@@ -47,7 +50,7 @@ class Executable {
     std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;  // per device, per result
     std::vector<AsyncEventRef> done;                            // per device
   };
-  // `arguments[d]` are the buffers for devices()[d] (or for `only_device` when set, with one
+  // `arguments[d]` are the buffers for addressable_devices()[d] (or for `only_device` when set, with one
   // list; only for single-device executables). Inputs listed in `non_donatable` are never
   // donated.
   // `ffi_context`: user data the framework attached to this execution for the FFI handlers the
@@ -66,6 +69,8 @@ class Executable {
   std::shared_ptr<Client> client_;
   std::shared_ptr<const compiler::CompiledProgram> program_;
   std::vector<Device*> devices_;
+  std::vector<Device*> addressable_devices_;
+  std::vector<size_t> addressable_positions_;  // of addressable_devices_[d] in devices_
   std::vector<ir::ValueType> parameter_types_;
   std::vector<ir::ValueType> result_types_;
   std::atomic<bool> deleted_{false};

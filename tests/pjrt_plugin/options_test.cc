@@ -66,9 +66,15 @@ TEST(OptionsTest, RejectsUnknownAndBadValues) {
   EXPECT_FALSE(ReadOptions({{"host_device_count", int64_t{0}}}).ok());
   EXPECT_FALSE(ReadOptions({{"host_device_count", 1.5f}}).ok());
   EXPECT_FALSE(ReadOptions({{"platform", std::string("tpu")}}).ok());
-  EXPECT_EQ(ReadOptions({{"num_nodes", int64_t{2}}}).status().code(),
-            absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(ReadOptions({{"num_nodes", int64_t{1}}, {"node_id", int64_t{0}}}).ok());
+  auto two = ReadOptions({{"num_nodes", int64_t{2}}, {"node_id", int64_t{1}}});
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->devices.process_count, 2);
+  EXPECT_EQ(two->devices.process_index, 1);
+  auto outside = ReadOptions({{"num_nodes", int64_t{2}}, {"node_id", int64_t{2}}});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("node_id"), std::string::npos);
+  EXPECT_FALSE(ReadOptions({{"num_nodes", int64_t{0}}}).ok());
 }
 
 TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
