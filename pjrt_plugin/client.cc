@@ -259,6 +259,32 @@ EMBER_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer) {
   return absl::OkStatus();
 }
 
+EMBER_PJRT_ENTRY(PJRT_Client_UpdateGlobalProcessInfo) {
+  EMBER_PJRT_REQUIRE(args->client);
+  if (args->num_process_infos > 0) EMBER_PJRT_REQUIRE(args->process_infos);
+  std::vector<runtime::ProcessState> states;
+  for (size_t i = 0; i < args->num_process_infos; ++i) {
+    const PJRT_ProcessInfo& info = args->process_infos[i];
+    runtime::ProcessState state;
+    state.process_index = info.task_id;
+    state.incarnation = info.incarnation_id;
+    using Kind = runtime::ProcessState::Kind;
+    switch (info.state) {
+      case PJRT_ProcessState_kUninitialized: state.kind = Kind::kUninitialized; break;
+      case PJRT_ProcessState_kDisconnected: state.kind = Kind::kDisconnected; break;
+      case PJRT_ProcessState_kConnected: state.kind = Kind::kConnected; break;
+      case PJRT_ProcessState_kError: state.kind = Kind::kError; break;
+      default: state.kind = Kind::kUnspecified; break;
+    }
+    if (info.error_message != nullptr) {
+      state.error.assign(info.error_message, info.error_message_size);
+    }
+    states.push_back(std::move(state));
+  }
+  args->client->client->SetProcessStates(std::move(states));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void BindClientEntries(PJRT_Api& api) {
@@ -273,6 +299,7 @@ void BindClientEntries(PJRT_Api& api) {
   api.PJRT_Client_LookupDevice = &PJRT_Client_LookupDevice_Entry;
   api.PJRT_Client_LookupAddressableDevice = &PJRT_Client_LookupAddressableDevice_Entry;
   api.PJRT_Client_AddressableMemories = &PJRT_Client_AddressableMemories_Entry;
+  api.PJRT_Client_UpdateGlobalProcessInfo = &PJRT_Client_UpdateGlobalProcessInfo_Entry;
   api.PJRT_Client_DefaultDeviceAssignment = &PJRT_Client_DefaultDeviceAssignment_Entry;
   api.PJRT_Client_BufferFromHostBuffer = &PJRT_Client_BufferFromHostBuffer_Entry;
 }

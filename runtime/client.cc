@@ -115,6 +115,16 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(
   return client;
 }
 
+void Client::SetProcessStates(std::vector<ProcessState> states) {
+  absl::MutexLock lock(&process_states_mu_);
+  process_states_ = std::move(states);
+}
+
+std::vector<ProcessState> Client::process_states() const {
+  absl::MutexLock lock(&process_states_mu_);
+  return process_states_;
+}
+
 Client::~Client() {
   for (auto& device : devices_) device->Drain();
 }

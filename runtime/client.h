@@ -19,6 +19,7 @@
 #include "collectives/key_value_store.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/process_topology.h"
 #include "stream_executor/platform.h"
 
 namespace ember::runtime {
@@ -65,6 +66,9 @@ class Client : public std::enable_shared_from_this<Client> {
   // Every device of the job, in global id order; this process's own are the addressable ones.
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   const std::vector<Device*>& addressable_devices() const { return addressable_ptrs_; }
+  // The job's processes as its coordination service last reported them (empty until it does).
+  void SetProcessStates(std::vector<ProcessState> states);
+  std::vector<ProcessState> process_states() const;
   const std::vector<MemorySpace*>& memories() const { return memory_ptrs_; }
 
   absl::StatusOr<Device*> LookupDevice(int64_t id) const;
@@ -92,6 +96,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_ptrs_;
   std::vector<Device*> addressable_ptrs_;
+  mutable absl::Mutex process_states_mu_;
+  std::vector<ProcessState> process_states_ ABSL_GUARDED_BY(process_states_mu_);
   std::vector<MemorySpace*> memory_ptrs_;
 };
 

@@ -5,6 +5,7 @@
 #ifndef EMBER_RUNTIME_PROCESS_TOPOLOGY_H_
 #define EMBER_RUNTIME_PROCESS_TOPOLOGY_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,15 @@ struct ProcessDevices {
   std::string kind;      // the devices' kind (all devices of a process have one)
   int count = 0;
   int first_id = 0;  // the global id of its ordinal-0 device
+};
+
+// What the job's coordination service last said of a process (PJRT_Client_UpdateGlobalProcessInfo).
+struct ProcessState {
+  enum class Kind { kUnspecified, kUninitialized, kDisconnected, kConnected, kError };
+  int process_index = 0;
+  uint64_t incarnation = 0;
+  Kind kind = Kind::kUnspecified;
+  std::string error;  // empty unless kind is kError
 };
 
 // Publishes `local` as process `process_index`'s devices and returns every process's, in
