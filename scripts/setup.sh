@@ -12,7 +12,8 @@ APT_PACKAGES=(cmake ninja-build g++ libabsl-dev libprotobuf-dev protobuf-compile
               libgtest-dev libgmock-dev dataset-fashion-mnist libeigen3-dev
               clang libclang-rt-14-dev  # clang: the libFuzzer targets (scripts/fuzz.sh)
               llvm-19  # llc-19: PTX for the virtual GPU's tests (tests/virtual_gpu)
-              llvm-19-dev)  # the code generator's LLVM (compiler/codegen), linked statically
+              llvm-19-dev  # the code generator's LLVM (compiler/codegen), linked statically
+              libgloo-dev)  # Gloo: host collectives across processes (collectives/gloo)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
