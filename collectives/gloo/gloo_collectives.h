@@ -4,7 +4,10 @@
 // connect full mesh, ranks of one process to each other too (over loopback). TCP listens on
 // 127.0.0.1 unless EMBER_GLOO_HOSTNAME names the address to use (for several machines).
 // Communicators are cached per clique and rank while the clique is healthy; a failed clique is
-// replaced, with the next generation, on the next request.
+// replaced, with the next generation, on the next request. Generations are counted per process:
+// a failure in one process closes its connections, so the other processes' next operation on
+// the clique fails too and they move to the same next generation (a process learns of a peer's
+// failure at its next operation, not through HealthCheck).
 #ifndef EMBER_COLLECTIVES_GLOO_GLOO_COLLECTIVES_H_
 #define EMBER_COLLECTIVES_GLOO_GLOO_COLLECTIVES_H_
 

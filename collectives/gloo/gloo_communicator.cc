@@ -54,7 +54,7 @@ std::chrono::milliseconds Millis(absl::Duration d) {
       std::max<int64_t>(1, absl::ToInt64Milliseconds(absl::Ceil(d, absl::Milliseconds(1)))));
 }
 
-// Sets by a wait that returned because the clique was failed (abortWait*).
+// Thrown out of the waits when one returns because the clique was failed (abortWait*).
 struct Aborted {};
 
 }  // namespace
@@ -377,6 +377,8 @@ absl::Status GlooCommunicator::Exchange(const char* op, uint64_t seq, int phase,
     }
   } catch (const std::exception& e) {
     status = absl::InternalError(absl::StrCat("creating Gloo buffers failed: ", e.what()));
+  } catch (...) {
+    status = absl::InternalError("creating Gloo buffers failed: unknown exception");
   }
   if (status.ok()) {
     status = clique_->Track(raw);

@@ -464,6 +464,35 @@ TEST(GlooCollectivesTest, AbortEndsAWaitForPeersToConnect) {
   EXPECT_TRUE(Contains(waited, "boom")) << waited;
 }
 
+// EMBER_GLOO_HOSTNAME picks the address the TCP device listens on; one it cannot use is an
+// error from GetCommunicator, not a crash.
+TEST(GlooCollectivesTest, HostnameComesFromTheEnvironment) {
+  const char* outer = getenv("EMBER_GLOO_HOSTNAME");
+  const std::string saved = outer != nullptr ? outer : "";
+  unsetenv("EMBER_GLOO_HOSTNAME");
+  EXPECT_EQ(GlooCollectives::Hostname(), "127.0.0.1");
+  ASSERT_EQ(setenv("EMBER_GLOO_HOSTNAME", "192.0.2.1", 1), 0);  // TEST-NET-1: not this machine's
+  EXPECT_EQ(GlooCollectives::Hostname(), "192.0.2.1");
+  auto gloo = MakeGloo(absl::Seconds(5));
+  auto comm = gloo->GetCommunicator(Clique(2), RankId(0));
+  if (saved.empty()) {
+    unsetenv("EMBER_GLOO_HOSTNAME");
+  } else {
+    setenv("EMBER_GLOO_HOSTNAME", saved.c_str(), 1);
+  }
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kUnavailable) << comm.status();
+  EXPECT_TRUE(Contains(comm.status(), "cannot open a TCP device on '192.0.2.1'")) << comm.status();
+  // A clique of one device needs no network at all.
+  auto single = gloo->GetCommunicator(Clique(1), RankId(0));
+  ASSERT_TRUE(single.ok()) << single.status();
+  std::vector<int32_t> in = {4, 5}, out(2);
+  EXPECT_TRUE(
+      Sync((*single)->AllReduce(Mem(in), Mem(out), DataType::kS32, 2, ReductionKind::kSum, nullptr))
+          .ok());
+  EXPECT_EQ(out, in);
+}
+
 // --- Ranks in several processes -------------------------------------------------------------
 
 int ThreadCount() {
