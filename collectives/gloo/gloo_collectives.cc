@@ -1,7 +1,13 @@
 #include "collectives/gloo/gloo_collectives.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <utility>
@@ -29,6 +35,44 @@ void IgnoreSigpipe() {
   });
 }
 
+// The TCP device's attributes for `hostname`: its first address this machine can bind. Gloo's
+// own lookup (CreateDevice) is not used: it reads an uninitialized result when getaddrinfo
+// fails and leaks the list when no address binds.
+absl::StatusOr<gloo::transport::tcp::attr> ListenAddress(const std::string& hostname) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rv = getaddrinfo(hostname.c_str(), nullptr, &hints, &found); rv != 0) {
+    return absl::UnavailableError(absl::StrCat("gloo: cannot open a TCP device on '", hostname,
+                                               "': cannot resolve it: ", gai_strerror(rv)));
+  }
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> list(found, freeaddrinfo);
+  std::string last_error = "no address";
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd == -1) {
+      last_error = absl::StrCat("socket(2): ", std::strerror(errno));
+      continue;
+    }
+    const bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    if (!bound) last_error = absl::StrCat("bind(2): ", std::strerror(errno));
+    close(fd);
+    if (!bound) continue;
+    gloo::transport::tcp::attr attr;
+    attr.hostname = hostname;
+    attr.ai_family = a->ai_family;
+    attr.ai_socktype = a->ai_socktype;
+    attr.ai_protocol = a->ai_protocol;
+    std::memcpy(&attr.ai_addr, a->ai_addr, a->ai_addrlen);
+    attr.ai_addrlen = static_cast<int>(a->ai_addrlen);
+    return attr;
+  }
+  return absl::UnavailableError(absl::StrCat("gloo: cannot open a TCP device on '", hostname,
+                                             "': no address of it can be bound (", last_error,
+                                             ")"));
+}
+
 }  // namespace
 
 GlooCollectives::GlooCollectives(std::shared_ptr<KeyValueStore> store, absl::Duration timeout)
@@ -46,10 +90,9 @@ std::string GlooCollectives::Hostname() {
 absl::StatusOr<std::shared_ptr<gloo::transport::Device>> GlooCollectives::DeviceLocked() {
   if (device_ != nullptr) return device_;
   const std::string hostname = Hostname();
+  EMBER_ASSIGN_OR_RETURN(const gloo::transport::tcp::attr attr, ListenAddress(hostname));
   try {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = hostname;
-    device_ = gloo::transport::tcp::CreateDevice(attr);
+    device_ = std::make_shared<gloo::transport::tcp::Device>(attr);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("gloo: cannot open a TCP device on '", hostname, "': ", e.what()));
