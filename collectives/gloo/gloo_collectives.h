@@ -33,7 +33,8 @@ class GlooClique;
 
 class GlooCollectives final : public Collectives {
  public:
-  // `timeout` bounds connecting (peers publishing their addresses) and every operation.
+  // `timeout` bounds connecting (peers publishing their addresses and accepting connections)
+  // and each phase of an operation (an all-reduce has two: reduce-scatter, then all-gather).
   GlooCollectives(std::shared_ptr<KeyValueStore> store, absl::Duration timeout);
   ~GlooCollectives() override;
   GlooCollectives(const GlooCollectives&) = delete;
