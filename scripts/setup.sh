@@ -12,7 +12,8 @@ APT_PACKAGES=(cmake ninja-build g++ libabsl-dev libprotobuf-dev protobuf-compile
               libgtest-dev libgmock-dev dataset-fashion-mnist libeigen3-dev
               clang libclang-rt-14-dev  # clang: the libFuzzer targets (scripts/fuzz.sh)
               llvm-19  # llc-19: PTX for the virtual GPU's tests (tests/virtual_gpu)
-              llvm-19-dev)  # the code generator's LLVM (compiler/codegen), linked statically
+              llvm-19-dev  # the code generator's LLVM (compiler/codegen), linked statically
+              libgloo-dev)  # Gloo: host collectives across processes (collectives/gloo)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -48,7 +49,9 @@ cp "$BUILD/pjrt_plugin/libpjrt_ember.so" "$BUILD/pjrt_plugin/libpjrt_ember_core.
 # Symbols for debugging stay in the build; the package (which GPU machines receive as a carried
 # build of at most 64 MiB) ships the core stripped: LLVM's code generator is most of its size.
 strip --strip-unneeded "$PKG/libpjrt_ember_core.so"
-ldd "$BUILD/pjrt_plugin/libpjrt_ember_core.so" | awk '/libabsl_/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
+# Gloo (collectives across processes) comes with what it links: hiredis, ibverbs, libnl.
+ldd "$BUILD/pjrt_plugin/libpjrt_ember_core.so" |
+  awk '/libabsl_|libgloo|libhiredis|libibverbs|libnl-/ {print $3}' | xargs -r -I{} cp {} "$PKG/"
 # The TensorFlow helper (built only when TensorFlow is installed) goes beside the core.
 if [ -f "$BUILD/pjrt_plugin/libember_tf_helper.so" ]; then
   cp "$BUILD/pjrt_plugin/libember_tf_helper.so" "$PKG/"
