@@ -15,12 +15,16 @@
 
 namespace ember::collectives {
 
-// What one rank brings to a rendezvous.
+// What one rank brings to a rendezvous: a copy of its send buffer, or (an operation whose ranks
+// all stay until every rank is done with the others' buffers) the buffer itself and its recv.
 struct Deposit {
   bool arrived = false;
   const char* op = "";
   DataType type = DataType::kU8;
-  std::vector<uint8_t> payload;
+  std::vector<uint8_t> copy;
+  const uint8_t* data = nullptr;  // copy.data() or the rank's own send buffer
+  size_t size = 0;
+  uint8_t* recv = nullptr;  // by reference only
 };
 
 // The ranks' n-th operation on one clique.
@@ -29,12 +33,13 @@ struct Rendezvous {
   int arrived = 0;
   bool complete = false;
   absl::Status status;
-  // AllReduce: the first rank done waiting reduces for everyone (n - 1 combines instead of
-  // n * (n - 1)); the others copy its result.
+  // AllReduce, on the ranks' own buffers: rank r reduces the r-th of n slices of the elements
+  // (in rank order, as one rank alone would: results agree bit for bit) and writes it into every
+  // rank's recv. No rank leaves before all slices are done, so every buffer stays valid while
+  // others read or write it. The work is split n ways and nothing is copied twice.
   absl::Mutex reduce_mu;
-  bool reduced ABSL_GUARDED_BY(reduce_mu) = false;
+  int slices_done ABSL_GUARDED_BY(reduce_mu) = 0;
   absl::Status reduce_status ABSL_GUARDED_BY(reduce_mu);
-  std::vector<uint8_t> reduced_bytes ABSL_GUARDED_BY(reduce_mu);
 };
 
 class InProcessClique {
@@ -44,12 +49,15 @@ class InProcessClique {
 
   const CliqueKey& key() const { return key_; }
 
-  // Deposits a copy of `payload` as `rank`'s next operation and waits for the other ranks'.
+  // Deposits `payload` as `rank`'s next operation and waits for the other ranks'. A copy, unless
+  // `recv` is given: then the deposit is the buffers themselves (the caller keeps them valid until
+  // every rank is done with them).
   absl::StatusOr<std::shared_ptr<Rendezvous>> Exchange(RankId rank, const char* op,
                                                        DataType type, const uint8_t* payload,
-                                                       size_t bytes) {
+                                                       size_t bytes, uint8_t* recv = nullptr) {
     const int n = key_.size();
-    std::vector<uint8_t> copy(payload, payload + bytes);
+    std::vector<uint8_t> copy;
+    if (recv == nullptr) copy.assign(payload, payload + bytes);
     absl::MutexLock lock(&mu_);
     if (!failed_.ok()) return failed_;
     const uint64_t seq = next_seq_[rank.value]++;
@@ -63,7 +71,10 @@ class InProcessClique {
     mine.arrived = true;
     mine.op = op;
     mine.type = type;
-    mine.payload = std::move(copy);
+    mine.copy = std::move(copy);
+    mine.data = recv == nullptr ? mine.copy.data() : payload;
+    mine.size = bytes;
+    mine.recv = recv;
     if (++rv->arrived == n) {
       // The last one in checks that everyone ran the same operation on the same data.
       for (int r = 0; r < n && rv->status.ok(); ++r) {
@@ -73,10 +84,10 @@ class InProcessClique {
               key_.ToString(), ", operation ", seq, ": rank ", r, " ran ", d.op, " on ",
               DataTypeName(d.type), " but rank ", rank.value, " ran ", op, " on ",
               DataTypeName(type)));
-        } else if (d.payload.size() != mine.payload.size()) {
+        } else if (d.size != mine.size) {
           rv->status = absl::InvalidArgumentError(absl::StrCat(
-              op, " (", key_.ToString(), "): rank ", r, " sent ", d.payload.size(),
-              " bytes but rank ", rank.value, " sent ", mine.payload.size()));
+              op, " (", key_.ToString(), "): rank ", r, " sent ", d.size,
+              " bytes but rank ", rank.value, " sent ", mine.size));
         }
       }
       rv->complete = true;
@@ -161,19 +172,37 @@ class InProcessCommunicator final : public Communicator,
       EMBER_RETURN_IF_ERROR(CheckReduction(op, type, kind));
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "send", send, bytes));
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
-      EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
-      absl::MutexLock lock(&rv->reduce_mu);
-      if (!rv->reduced) {
-        rv->reduced_bytes = rv->deposits[0].payload;
-        for (int r = 1; r < size() && rv->reduce_status.ok(); ++r) {
-          rv->reduce_status = Accumulate(type, kind, rv->deposits[r].payload.data(),
-                                         rv->reduced_bytes.data(), count);
-        }
-        rv->reduced = true;
+      EMBER_ASSIGN_OR_RETURN(auto rv,
+                             Exchange(op, type, send, bytes, static_cast<uint8_t*>(recv.opaque)));
+      const size_t element = DataTypeBytes(type);
+      const size_t first = count * rank_.value / size();
+      const size_t end = count * (rank_.value + 1) / size();
+      const size_t offset = first * element, slice_bytes = (end - first) * element;
+      // Reduced aside first: a rank's recv may be its send, which other slices still read.
+      thread_local std::vector<uint8_t> slice;
+      if (slice.size() < slice_bytes) slice.resize(slice_bytes);
+      Copy(rv->deposits[0].data + offset, slice.data(), slice_bytes);
+      absl::Status status;
+      for (int r = 1; r < size() && status.ok() && slice_bytes > 0; ++r) {
+        status = Accumulate(type, kind, rv->deposits[r].data + offset, slice.data(), end - first);
       }
-      EMBER_RETURN_IF_ERROR(Annotate(op, rv->reduce_status));
-      Copy(rv->reduced_bytes.data(), recv.opaque, bytes);
-      return absl::OkStatus();
+      if (status.ok()) {
+        for (const Deposit& d : rv->deposits) Copy(slice.data(), d.recv + offset, slice_bytes);
+      }
+      // Every rank of a completed rendezvous gets here, so the wait for the others' slices ends.
+      {
+        absl::MutexLock lock(&rv->reduce_mu);
+        if (rv->reduce_status.ok()) rv->reduce_status = status;
+        ++rv->slices_done;
+        Rendezvous* raw = rv.get();
+        const int n = size();
+        auto all_done = [raw, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(raw->reduce_mu) {
+          return raw->slices_done == n;
+        };
+        rv->reduce_mu.Await(absl::Condition(&all_done));
+        status = rv->reduce_status;
+      }
+      return Annotate(op, status);
     });
   }
 
@@ -186,7 +215,7 @@ class InProcessCommunicator final : public Communicator,
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes * size()));
       EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
       for (int r = 0; r < size(); ++r) {
-        Copy(rv->deposits[r].payload.data(), static_cast<uint8_t*>(recv.opaque) + r * bytes, bytes);
+        Copy(rv->deposits[r].data, static_cast<uint8_t*>(recv.opaque) + r * bytes, bytes);
       }
       return absl::OkStatus();
     });
@@ -202,11 +231,11 @@ class InProcessCommunicator final : public Communicator,
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
       EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes * size()));
       const size_t offset = rank_.value * bytes;
-      std::vector<uint8_t> acc(rv->deposits[0].payload.begin() + offset,
-                               rv->deposits[0].payload.begin() + offset + bytes);
+      std::vector<uint8_t> acc(rv->deposits[0].data + offset,
+                               rv->deposits[0].data + offset + bytes);
       for (int r = 1; r < size(); ++r) {
         EMBER_RETURN_IF_ERROR(Annotate(
-            op, Accumulate(type, kind, rv->deposits[r].payload.data() + offset, acc.data(), count)));
+            op, Accumulate(type, kind, rv->deposits[r].data + offset, acc.data(), count)));
       }
       Copy(acc.data(), recv.opaque, bytes);
       return absl::OkStatus();
@@ -222,7 +251,7 @@ class InProcessCommunicator final : public Communicator,
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes * size()));
       EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes * size()));
       for (int r = 0; r < size(); ++r) {
-        Copy(rv->deposits[r].payload.data() + rank_.value * bytes,
+        Copy(rv->deposits[r].data + rank_.value * bytes,
              static_cast<uint8_t*>(recv.opaque) + r * bytes, bytes);
       }
       return absl::OkStatus();
@@ -242,7 +271,7 @@ class InProcessCommunicator final : public Communicator,
       for (RankId t : target_list) EMBER_RETURN_IF_ERROR(CheckRank(op, "target", t));
       EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
       if (source.has_value()) {
-        Copy(rv->deposits[source->value].payload.data(), recv.opaque, bytes);
+        Copy(rv->deposits[source->value].data, recv.opaque, bytes);
       } else if (bytes > 0) {
         std::memset(recv.opaque, 0, bytes);
       }
@@ -259,7 +288,7 @@ class InProcessCommunicator final : public Communicator,
       EMBER_RETURN_IF_ERROR(CheckBuffer(op, "recv", recv, bytes));
       EMBER_RETURN_IF_ERROR(CheckRank(op, "root", root));
       EMBER_ASSIGN_OR_RETURN(auto rv, Exchange(op, type, send, bytes));
-      Copy(rv->deposits[root.value].payload.data(), recv.opaque, bytes);
+      Copy(rv->deposits[root.value].data, recv.opaque, bytes);
       return absl::OkStatus();
     });
   }
@@ -278,10 +307,10 @@ class InProcessCommunicator final : public Communicator,
         if (bytes > 0) std::memset(recv.opaque, 0, bytes);
         return absl::OkStatus();
       }
-      std::vector<uint8_t> acc = rv->deposits[0].payload;
+      std::vector<uint8_t> acc(rv->deposits[0].data, rv->deposits[0].data + bytes);
       for (int r = 1; r < size(); ++r) {
         EMBER_RETURN_IF_ERROR(
-            Annotate(op, Accumulate(type, kind, rv->deposits[r].payload.data(), acc.data(), count)));
+            Annotate(op, Accumulate(type, kind, rv->deposits[r].data, acc.data(), count)));
       }
       Copy(acc.data(), recv.opaque, bytes);
       return absl::OkStatus();
@@ -293,9 +322,10 @@ class InProcessCommunicator final : public Communicator,
 
  private:
   absl::StatusOr<std::shared_ptr<Rendezvous>> Exchange(const char* op, DataType type,
-                                                       se::DeviceMemory send, size_t bytes) {
+                                                       se::DeviceMemory send, size_t bytes,
+                                                       uint8_t* recv = nullptr) {
     absl::StatusOr<std::shared_ptr<Rendezvous>> rv = clique_->Exchange(
-        rank_, op, type, static_cast<const uint8_t*>(send.opaque), bytes);
+        rank_, op, type, static_cast<const uint8_t*>(send.opaque), bytes, recv);
     if (!rv.ok()) clique_->Fail(rv.status());
     return rv;
   }
