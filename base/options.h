@@ -21,7 +21,7 @@ struct DeviceOptions {
   int process_index = 0;                      // node_id of a multi-process run
   int process_count = 1;                      // num_nodes
   // How long a device waits at a collective for its peers before the launch fails.
-  absl::Duration collective_timeout = absl::Seconds(60);
+  absl::Duration collective_timeout = absl::Minutes(5);  // as XLA
   // A directory the CUDA platform opens libcuda, cuBLASLt and NCCL from before the system's
   // (empty: the system's only); build/virtual_gpu/lib holds the virtual GPU's.
   std::string cuda_library_path;

@@ -17,7 +17,7 @@ namespace ember::collectives {
 
 struct CollectivesOptions {
   // How long an operation waits for its peers before it fails.
-  absl::Duration timeout = absl::Seconds(60);
+  absl::Duration timeout = absl::Minutes(5);
   // The processes of the job; with more than one, `kv_store` is where their transports meet.
   int process_count = 1;
   std::shared_ptr<KeyValueStore> kv_store;

@@ -19,7 +19,7 @@ namespace ember::pjrt {
 //   platform                   string  "host" | "cuda" | "auto"     (EMBER_PLATFORM; auto)
 //   host_device_count          int64   host devices, 1..1024        (EMBER_HOST_DEVICE_COUNT; 1)
 //   memory_limit_bytes         int64   per-device allocation limit  (EMBER_MEMORY_LIMIT_BYTES)
-//   collective_timeout_seconds int64 or float, > 0                  (EMBER_COLLECTIVE_TIMEOUT_SECONDS; 60)
+//   collective_timeout_seconds int64 or float, > 0                  (EMBER_COLLECTIVE_TIMEOUT_SECONDS; 300)
 //   node_id, num_nodes         int64   this process of a job of num_nodes processes; JAX sends them
 //                                      after jax.distributed.initialize(), with its key-value store
 // Integers and floats may also come as decimal strings (JAX_PJRT_CLIENT_CREATE_OPTIONS sends

@@ -17,7 +17,7 @@ TEST(OptionsTest, DefaultsAndOverrides) {
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->devices.host_device_count, 1);
   EXPECT_EQ(defaults->devices.platform, "auto");
-  EXPECT_EQ(defaults->devices.collective_timeout, absl::Seconds(60));
+  EXPECT_EQ(defaults->devices.collective_timeout, absl::Minutes(5));
 
   auto parsed = ReadOptions({{"host_device_count", int64_t{8}},
                              {"platform", std::string("host")},
