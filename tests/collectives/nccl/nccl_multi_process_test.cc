@@ -174,6 +174,26 @@ TEST_F(NcclMultiProcessTest, PeersThatNeverArriveAreATimeoutNamingTheClique) {
                         "process) did not arrive"));
 }
 
+// A real peer process that starts, opens its transport and exits without asking for the clique.
+TEST_F(NcclMultiProcessTest, APeerProcessThatNeverJoinsIsATimeoutNotAHang) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const pid_t peer = SpawnPeer({dir.path(), "2", "20", /*rounds=*/"0"}, /*gpus=*/2);
+  ASSERT_GT(peer, 0);
+  std::shared_ptr<NcclCollectives> transport =
+      Transport(std::make_shared<FileKeyValueStore>(dir.path()), 0, absl::Milliseconds(500));
+  ASSERT_NE(transport, nullptr);
+  const absl::Time start = absl::Now();
+  auto comm = transport->GetCommunicator(FourRanks(), RankId(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded) << comm.status();
+  EXPECT_THAT(comm.status().message(),
+              HasSubstr("NCCL clique devices [0,1,2,3] (generation 0): rank 2 (device 2, another "
+                        "process) did not arrive within 500ms"));
+  EXPECT_EQ(WaitChild(peer, absl::Seconds(20)), 0);
+}
+
 TEST_F(NcclMultiProcessTest, ARankZeroProcessThatNeverPublishesTheIdIsATimeout) {
   auto store = std::make_shared<InMemoryKeyValueStore>();
   // Rank 0's process said it arrived and then went away before publishing the unique id.
