@@ -3,6 +3,7 @@
 // through a file-backed key-value store; every rank checks its results, over two generations of
 // the clique. A process whose peers never arrive, or whose rank-0 process never publishes the
 // unique id, gets a timeout naming the clique and the rank it waited for, without hanging.
+#include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -116,7 +117,20 @@ class NcclMultiProcessTest : public ::testing::Test {
     return transport.ok() ? *transport : nullptr;
   }
 
+  void TearDown() override {
+    platform_.reset();
+    if (devices_faulted_) {
+      // A failed NCCL operation faults this process's devices until they are reset.
+      void* driver = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+      ASSERT_NE(driver, nullptr);
+      auto reset = reinterpret_cast<int (*)(int)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
+      ASSERT_NE(reset, nullptr);
+      for (int d = 0; d < kProcessRanks; ++d) EXPECT_EQ(reset(d), 0);
+    }
+  }
+
   std::unique_ptr<se::Platform> platform_;
+  bool devices_faulted_ = false;
 };
 
 TEST_F(NcclMultiProcessTest, TwoProcessesOfTwoGpusOverTwoGenerations) {
@@ -191,6 +205,53 @@ TEST_F(NcclMultiProcessTest, APeerProcessThatNeverJoinsIsATimeoutNotAHang) {
   EXPECT_THAT(comm.status().message(),
               HasSubstr("NCCL clique devices [0,1,2,3] (generation 0): rank 2 (device 2, another "
                         "process) did not arrive within 500ms"));
+  EXPECT_EQ(WaitChild(peer, absl::Seconds(20)), 0);
+}
+
+// A peer process that joined the clique and then never issues the all-reduce: the transport's
+// watchdog aborts the clique after its timeout, and says that this process's ranks all issued it
+// (what the other process's ranks did is not seen from here).
+TEST_F(NcclMultiProcessTest, APeerThatJoinsButNeverIssuesTimesOutThroughTheWatchdog) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const pid_t peer = SpawnPeer({dir.path(), "2", "20", "idle"}, /*gpus=*/2);
+  ASSERT_GT(peer, 0);
+  auto store = std::make_shared<FileKeyValueStore>(dir.path());
+  std::shared_ptr<NcclCollectives> transport = Transport(store, 0, absl::Seconds(2));
+  ASSERT_NE(transport, nullptr);
+  devices_faulted_ = true;
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> results(kProcessRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kProcessRanks; ++r) {
+    threads.emplace_back([&, r] {
+      auto comm = transport->GetCommunicator(FourRanks(), RankId(r));
+      ASSERT_TRUE(comm.ok()) << comm.status();
+      auto executor = platform_->ExecutorForDevice(r);
+      ASSERT_TRUE(executor.ok());
+      auto stream = (*executor)->CreateStream();
+      ASSERT_TRUE(stream.ok());
+      auto buffer = (*executor)->Allocate(64);
+      ASSERT_TRUE(buffer.ok());
+      AsyncEventRef done = (*comm)->AllReduce(*buffer, *buffer, DataType::kF32, 16,
+                                              ReductionKind::kSum, stream->get());
+      EXPECT_FALSE((*stream)->BlockHostUntilDone().ok());
+      results[r] = done->Await();
+      (*executor)->Deallocate(*buffer);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Seconds(10));
+  for (int r = 0; r < kProcessRanks; ++r) {
+    EXPECT_EQ(results[r].code(), absl::StatusCode::kDeadlineExceeded) << results[r];
+    EXPECT_THAT(results[r].message(),
+                HasSubstr(absl::StrCat("all_reduce (NCCL, devices [0,1,2,3], rank ", r, "): ")));
+    EXPECT_THAT(results[r].message(),
+                HasSubstr("all_reduce (NCCL operation #1 of devices [0,1,2,3]) timed out after "
+                          "2s; every rank of this process issued it"));
+  }
+  ASSERT_TRUE(store->Set("test/release", "1").ok());
   EXPECT_EQ(WaitChild(peer, absl::Seconds(20)), 0);
 }
 

@@ -267,4 +267,37 @@ std::string RunProcessRanks(se::Platform& platform, std::shared_ptr<KeyValueStor
   return failures;
 }
 
+std::string JoinAndIdle(se::Platform& platform, std::shared_ptr<KeyValueStore> store,
+                        int64_t first_device, absl::Duration timeout) {
+  NcclTopology topology;
+  topology.store = store;
+  topology.first_device = first_device;
+  topology.device_count = kProcessRanks;
+  absl::StatusOr<std::shared_ptr<NcclCollectives>> transport =
+      NcclCollectives::Create(platform, EMBER_VIRTUAL_GPU_LIB_DIR, timeout, topology);
+  if (!transport.ok()) return transport.status().ToString();
+  CliqueKey key;
+  for (int d = 0; d < kJobRanks; ++d) key.devices.push_back(d);
+  absl::Mutex mu;
+  std::string failures;
+  std::vector<std::shared_ptr<Communicator>> comms(kProcessRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kProcessRanks; ++r) {
+    threads.emplace_back([&, r] {
+      auto comm = (*transport)->GetCommunicator(key, RankId(static_cast<int>(first_device) + r));
+      absl::MutexLock lock(&mu);
+      if (comm.ok()) {
+        comms[r] = *comm;
+      } else {
+        absl::StrAppend(&failures, comm.status().ToString(), "\n");
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (absl::StatusOr<std::string> released = store->Get("test/release", timeout); !released.ok()) {
+    absl::StrAppend(&failures, released.status().ToString(), "\n");
+  }
+  return failures;
+}
+
 }  // namespace ember::collectives::nccl

@@ -30,6 +30,12 @@ absl::StatusOr<std::unique_ptr<se::Platform>> VirtualCudaPlatform();
 std::string RunProcessRanks(se::Platform& platform, std::shared_ptr<KeyValueStore> store,
                             int64_t first_device, absl::Duration timeout, int rounds);
 
+// Takes this process's two ranks of the clique devices [0,1,2,3] and issues nothing, until the
+// key "test/release" appears in the store (or the timeout passes): a peer that joined and then
+// never takes part. Empty when the communicators were had and the release came.
+std::string JoinAndIdle(se::Platform& platform, std::shared_ptr<KeyValueStore> store,
+                        int64_t first_device, absl::Duration timeout);
+
 }  // namespace ember::collectives::nccl
 
 #endif  // EMBER_TESTS_COLLECTIVES_NCCL_NCCL_PROCESS_RANKS_H_
