@@ -5,9 +5,12 @@
 // handed out again. A clique within this process gets its unique id from ncclGetUniqueId here; one
 // spread over processes meets in the job's key-value store under "ember/nccl/<devices>/g<gen>/":
 // every process says which ranks have arrived, waits for the others, then the process of rank 0
-// publishes the unique id the others read. Generations are counted per process and clique, as in
-// the Gloo transport: a rebuilt clique never reads a failed one's keys, and processes stay in step
-// because a failure in one fails the peers' next operation on the clique too.
+// publishes the unique id the others read. Generations are counted per process and clique (every
+// attempt takes one), as in the Gloo transport: a rebuilt clique never reads a failed one's keys,
+// and processes stay in step because a failure in one leaves the peers' operations on the clique
+// to fail too (NCCL's error or their own watchdog), so they rebuild with the same next generation.
+// Creation holds the transport's lock while it waits for peers: processes must ask for cliques in
+// the same order (as the processes of one SPMD launch do), or they wait out the timeout.
 // An operation that outlasts the timeout aborts its clique (NcclWatchdog).
 #ifndef EMBER_COLLECTIVES_NCCL_NCCL_COLLECTIVES_H_
 #define EMBER_COLLECTIVES_NCCL_NCCL_COLLECTIVES_H_
