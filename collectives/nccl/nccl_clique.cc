@@ -9,19 +9,18 @@ namespace ember::collectives::nccl {
 
 absl::StatusOr<std::shared_ptr<NcclClique>> NcclClique::Create(
     std::shared_ptr<const NcclLibrary> nccl, CliqueKey key,
-    std::vector<se::cuda::CudaExecutor*> executors) {
+    std::vector<se::cuda::CudaExecutor*> executors, const ncclUniqueId& id) {
   const int n = key.size();
   if (n == 0 || static_cast<int>(executors.size()) != n) {
     return absl::InvalidArgumentError(absl::StrCat("NCCL clique ", key.ToString(), ": ",
                                                    executors.size(), " devices for ", n, " ranks"));
   }
-  ncclUniqueId id;
-  EMBER_RETURN_IF_ERROR(nccl->Check(nccl->GetUniqueId(&id), "ncclGetUniqueId", nullptr));
   std::vector<ncclComm_t> comms(n, nullptr);
   // Within a group ncclCommInitRank only registers the rank; ncclGroupEnd connects them all.
   absl::Status status = nccl->Check(nccl->GroupStart(), "ncclGroupStart", nullptr);
   bool group_open = status.ok();
   for (int r = 0; r < n && status.ok(); ++r) {
+    if (executors[r] == nullptr) continue;  // another process's rank
     absl::StatusOr<se::cuda::ScopedContext> scope = executors[r]->context().Activate();
     status = scope.status();
     if (status.ok()) {
@@ -63,8 +62,19 @@ NcclClique::~NcclClique() {
   }
 }
 
+bool NcclClique::SpansProcesses() const {
+  for (const se::cuda::CudaExecutor* executor : executors_) {
+    if (executor == nullptr) return true;
+  }
+  return false;
+}
+
 absl::Status NcclClique::WithComm(RankId rank,
                                   absl::FunctionRef<absl::Status(ncclComm_t)> call) const {
+  if (!IsLocal(rank)) {
+    return absl::InternalError(absl::StrCat("NCCL ", key_.ToString(), ": rank ", rank.value,
+                                            " belongs to another process"));
+  }
   EMBER_RETURN_IF_ERROR(Health());
   absl::ReaderMutexLock lock(&comms_mu_);
   ncclComm_t comm = comms_[rank.value];
@@ -96,7 +106,7 @@ std::vector<int64_t> NcclClique::MissingFor(uint64_t seq) const {
   absl::MutexLock lock(&failure_mu_);
   std::vector<int64_t> missing;
   for (size_t r = 0; r < issued_.size(); ++r) {
-    if (issued_[r] < seq) missing.push_back(key_.devices[r]);
+    if (executors_[r] != nullptr && issued_[r] < seq) missing.push_back(key_.devices[r]);
   }
   return missing;
 }

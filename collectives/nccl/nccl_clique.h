@@ -1,7 +1,8 @@
-// NcclClique: the NCCL communicators of one clique in one process (one per rank, each on its
-// rank's GPU), created together in a group and shared by the ranks' NcclCommunicators. It keeps
-// the clique's first failure: once an operation failed or the clique was aborted, no rank issues
-// NCCL calls on it any more and the transport builds a new clique for the next request.
+// NcclClique: the NCCL communicators of one clique's ranks in this process (one per local rank,
+// each on its rank's GPU; the other ranks live in other processes), created together in a group
+// and shared by the ranks' NcclCommunicators. It keeps the clique's first failure: once an
+// operation failed or the clique was aborted, no local rank issues NCCL calls on it any more and
+// the transport builds a new clique for the next request.
 #ifndef EMBER_COLLECTIVES_NCCL_NCCL_CLIQUE_H_
 #define EMBER_COLLECTIVES_NCCL_NCCL_CLIQUE_H_
 
@@ -28,12 +29,13 @@ class NcclClique {
   };
 
  public:
-  // One communicator per rank on `executors[rank]`'s device (distinct devices): a fresh unique id,
-  // then ncclCommInitRank for every rank inside one ncclGroupStart/End, so one thread can create
+  // One communicator per local rank on `executors[rank]`'s device (distinct devices; null for a
+  // rank of another process): ncclCommInitRank with `id` (the clique's unique id, the same in
+  // every process) for every local rank inside one ncclGroupStart/End, so one thread can create
   // them all. The executors must outlive the clique.
   static absl::StatusOr<std::shared_ptr<NcclClique>> Create(
       std::shared_ptr<const NcclLibrary> nccl, CliqueKey key,
-      std::vector<se::cuda::CudaExecutor*> executors);
+      std::vector<se::cuda::CudaExecutor*> executors, const ncclUniqueId& id);
   // Public for std::make_shared only; use Create.
   NcclClique(PrivateTag, std::shared_ptr<const NcclLibrary> nccl, CliqueKey key,
              std::vector<se::cuda::CudaExecutor*> executors, std::vector<ncclComm_t> comms);
@@ -44,7 +46,10 @@ class NcclClique {
 
   const CliqueKey& key() const { return key_; }
   const NcclLibrary& nccl() const { return *nccl_; }
-  se::cuda::CudaExecutor& executor(RankId rank) const { return *executors_[rank.value]; }
+  // Whether `rank` lives in this process (has a communicator here).
+  bool IsLocal(RankId rank) const { return executors_[rank.value] != nullptr; }
+  // Whether some rank lives in another process.
+  bool SpansProcesses() const;
 
   // Runs `call(comm)` with `rank`'s communicator, its device's context current, unless the clique
   // failed (then that failure). Abort waits for calls in progress, so a communicator is never used
@@ -58,16 +63,18 @@ class NcclClique {
   // Counts an operation `rank` issued and returns its number (1, 2, ...): the ranks' n-th
   // operations meet.
   uint64_t NoteIssued(RankId rank);
-  // The devices of the ranks that have issued fewer than `seq` operations.
+  // The devices of the local ranks that have issued fewer than `seq` operations (what ranks of
+  // other processes issued is not seen from here).
   std::vector<int64_t> MissingFor(uint64_t seq) const;
 
   // Records `reason` as the clique's failure (the first one wins); nothing is torn down.
   void Fail(const absl::Status& reason);
-  // Fail, then ncclCommAbort on every rank's communicator (once): work they have queued fails.
+  // Fail, then ncclCommAbort on every local rank's communicator (once): work they have queued
+  // fails (the other processes' ranks fail when their own watchdogs or NCCL notice).
   void Abort(const absl::Status& reason);
   // The recorded failure (Fail, Abort), else OK.
   absl::Status failure() const;
-  // The recorded failure, else the first rank's asynchronous error, else OK.
+  // The recorded failure, else the first local rank's asynchronous error, else OK.
   absl::Status Health() const;
 
  private:

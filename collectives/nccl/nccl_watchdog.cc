@@ -58,7 +58,9 @@ void NcclWatchdog::Loop() {
         clique->Abort(absl::DeadlineExceededError(absl::StrCat(
             e.op, " (NCCL operation #", e.seq, " of ", clique->key().ToString(),
             ") timed out after ", absl::FormatDuration(timeout_),
-            missing.empty() ? std::string("; every rank issued it")
+            missing.empty() ? std::string(clique->SpansProcesses()
+                                              ? "; every rank of this process issued it"
+                                              : "; every rank issued it")
                             : absl::StrCat("; devices [", absl::StrJoin(missing, ","),
                                            "] never issued it"))));
       }

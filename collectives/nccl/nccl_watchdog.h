@@ -1,8 +1,8 @@
 // NcclWatchdog: fails NCCL operations that do not complete within the transport's timeout. NCCL
 // itself waits forever for a peer that never comes; the watchdog aborts the operation's clique
 // (ncclCommAbort, which fails the work its ranks have queued) with a DeadlineExceeded error naming
-// the operation, the clique and the devices whose ranks never issued it (all ranks live in this
-// process, so the clique counts what each has issued).
+// the operation, the clique and the devices of this process whose ranks never issued it (the
+// clique counts what each local rank has issued; ranks of other processes are not seen here).
 #ifndef EMBER_COLLECTIVES_NCCL_NCCL_WATCHDOG_H_
 #define EMBER_COLLECTIVES_NCCL_NCCL_WATCHDOG_H_
 

@@ -24,7 +24,7 @@
 #include "collectives/in_process/in_process_collectives.h"
 #include "gtest/gtest.h"
 #include "stream_executor/host/host_stream.h"
-#include "tests/collectives/gloo/file_key_value_store.h"
+#include "tests/collectives/file_key_value_store.h"
 
 namespace ember::collectives {
 namespace {

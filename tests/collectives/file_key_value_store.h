@@ -2,8 +2,8 @@
 // standing in for the job's coordination service when a test forks peers. A key is a file
 // (its name hex-encoded); Set writes a temporary file and renames it into place, so a reader
 // sees either nothing or the whole value; Get polls until the file appears or the time is up.
-#ifndef EMBER_TESTS_COLLECTIVES_GLOO_FILE_KEY_VALUE_STORE_H_
-#define EMBER_TESTS_COLLECTIVES_GLOO_FILE_KEY_VALUE_STORE_H_
+#ifndef EMBER_TESTS_COLLECTIVES_FILE_KEY_VALUE_STORE_H_
+#define EMBER_TESTS_COLLECTIVES_FILE_KEY_VALUE_STORE_H_
 
 #include <string>
 #include <string_view>
@@ -27,4 +27,4 @@ class FileKeyValueStore final : public KeyValueStore {
 
 }  // namespace ember::collectives
 
-#endif  // EMBER_TESTS_COLLECTIVES_GLOO_FILE_KEY_VALUE_STORE_H_
+#endif  // EMBER_TESTS_COLLECTIVES_FILE_KEY_VALUE_STORE_H_

@@ -1,4 +1,4 @@
-#include "tests/collectives/gloo/file_key_value_store.h"
+#include "tests/collectives/file_key_value_store.h"
 
 #include <unistd.h>
 
