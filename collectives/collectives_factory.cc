@@ -7,6 +7,9 @@
 #ifdef EMBER_HAVE_GLOO
 #include "collectives/gloo/gloo_collectives.h"
 #endif
+#ifdef EMBER_HAVE_CUDA
+#include "collectives/nccl/nccl_collectives.h"
+#endif
 
 namespace ember::collectives {
 
@@ -27,9 +30,26 @@ absl::StatusOr<std::shared_ptr<Collectives>> CreateCollectives(std::string_view 
         "(install libgloo-dev and rebuild)");
 #endif
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "collectives between ", std::string(platform),
-      " devices are not supported yet (NCCL arrives with the CUDA backend)"));
+  if (platform == "cuda") {
+#ifdef EMBER_HAVE_CUDA
+    if (options.platform == nullptr) {
+      return absl::InvalidArgumentError("NCCL collectives need the CUDA platform");
+    }
+    nccl::NcclTopology topology;
+    if (options.process_count > 1) topology.store = options.kv_store;
+    topology.first_device = options.first_device_id;
+    topology.device_count = options.platform->DeviceCount();
+    absl::StatusOr<std::shared_ptr<nccl::NcclCollectives>> nccl = nccl::NcclCollectives::Create(
+        *options.platform, options.library_directory, options.timeout, std::move(topology));
+    if (!nccl.ok()) return nccl.status();
+    return std::shared_ptr<Collectives>(*std::move(nccl));
+#else
+    return absl::UnimplementedError(
+        "collectives between GPUs need NCCL, and this Ember was built without the CUDA toolkit");
+#endif
+  }
+  return absl::UnimplementedError(absl::StrCat("no collectives transport for ",
+                                               std::string(platform), " devices"));
 }
 
 }  // namespace ember::collectives

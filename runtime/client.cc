@@ -77,6 +77,9 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(
   transport.timeout = options.collective_timeout;
   transport.process_count = options.process_count;
   transport.kv_store = kv_store;
+  transport.platform = client->platform_.get();
+  transport.library_directory = options.cuda_library_path;
+  transport.first_device_id = processes[options.process_count > 1 ? options.process_index : 0].first_id;
   absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
       collectives::CreateCollectives(platform, transport);
   if (collectives.ok()) {
