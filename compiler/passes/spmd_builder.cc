@@ -248,6 +248,34 @@ absl::StatusOr<ir::Value*> SpmdBuilder::AllReduce(ir::Value* v, const ir::Mesh& 
       ->result();
 }
 
+absl::StatusOr<ir::Value*> SpmdBuilder::ReduceScatter(ir::Value* v, const ir::Mesh& mesh,
+                                                      int64_t dim,
+                                                      const std::vector<ir::MeshAxisRef>& axes,
+                                                      ir::Computation* region,
+                                                      const ir::Location& loc) {
+  int64_t n = 1;
+  // The groups list their devices in block order along `axes` (as AllGather reads them), so the
+  // rank-r device of a group receives block r.
+  EMBER_ASSIGN_OR_RETURN(ir::Literal rows, Groups(mesh, axes, &n));
+  std::vector<int64_t> dims = v->type().dims();
+  if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || dims[dim] % n != 0) {
+    return absl::InternalError(absl::StrCat("dimension ", dim, " of ", v->type().ToString(),
+                                            " does not scatter over ", n, " devices"));
+  }
+  dims[dim] /= n;
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(v->type().element_type(), dims));
+  ir::AttributeMap attrs;
+  attrs.Set("scatter_dimension", ir::Attribute::Int(dim));
+  attrs.Set("replica_groups", ir::Attribute::OfLiteral(std::move(rows)));
+  attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
+  attrs.Set("use_global_device_ids", ir::Attribute::Bool(true));
+  ++counters_.collectives;
+  return c_
+      .AddInstruction(ir::Opcode::kReduceScatter, {v}, {ir::ValueType::Tensor(shape)},
+                      std::move(attrs), {region}, loc)
+      ->result();
+}
+
 absl::StatusOr<ir::Value*> SpmdBuilder::Cut(ir::Value* v, const ir::Mesh& mesh,
                                             const DimSplits& from, const DimSplits& to,
                                             const ir::Location& loc) {

@@ -1,6 +1,6 @@
 // The instructions that move a value between shardings in a per-device program: all-gathers of
 // split dimensions, cuts of this device's block (dynamic_slice at offsets looked up by
-// partition_id), all-reduces of partial sums. Shared by spmd-replicate and spmd-partition; a
+// partition_id), all-reduces of partial sums and reduce-scatters of those wanted split further. Shared by spmd-replicate and spmd-partition; a
 // value's split is written per dimension as mesh axes, major first (empty: whole).
 #ifndef EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
 #define EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
@@ -98,6 +98,12 @@ class SpmdBuilder {
   absl::StatusOr<ir::Value*> AllReduce(ir::Value* v, const ir::Mesh& mesh,
                                        const std::vector<ir::MeshAxisRef>& axes,
                                        ir::Computation* region, const ir::Location& loc);
+
+  // The same sum of which this device keeps only its block along `dim`, split further over
+  // `axes` (its minor axes there): one reduce_scatter, each device summing its block alone.
+  absl::StatusOr<ir::Value*> ReduceScatter(ir::Value* v, const ir::Mesh& mesh, int64_t dim,
+                                           const std::vector<ir::MeshAxisRef>& axes,
+                                           ir::Computation* region, const ir::Location& loc);
 
   // The global value of `shard`: one all_gather per split dimension.
   absl::StatusOr<ir::Value*> Gather(ir::Value* shard, const Split& split, const ir::Location& loc);

@@ -238,6 +238,17 @@ class Partitioner {
       if (it != global_.end()) return it->second;
     }
     Held reduced;
+    if (!h->partial.empty() && !reduced_.contains(v)) {
+      // Wanted split further over exactly its unreduced axes: each device sums only its block.
+      std::optional<std::pair<int64_t, std::vector<ir::MeshAxisRef>>> scatter =
+          ScatterDimension(*h, want);
+      if (scatter.has_value()) {
+        EMBER_ASSIGN_OR_RETURN(ir::Computation * region,
+                               SumRegion(*h, v->type().element_type(), loc));
+        return build_.ReduceScatter(h->local, mesh_, scatter->first, scatter->second, region,
+                                    loc);
+      }
+    }
     if (!h->partial.empty()) {
       // A partial sum is completed once, where it is first needed whole.
       auto it = reduced_.find(v);
@@ -272,6 +283,40 @@ class Partitioner {
     EMBER_ASSIGN_OR_RETURN(ir::Value * local, build_.Reshard(h->local, mesh_, h->dims, want, loc));
     if (Replicated(want)) global_[v] = local;
     return local;
+  }
+
+  // The dimension a partial sum `h` is wanted split further along, and the axes added there,
+  // when they are exactly its unreduced axes and every other dimension stays as it is (a
+  // reduce-scatter then gives each device its block of the sum); nullopt otherwise.
+  std::optional<std::pair<int64_t, std::vector<ir::MeshAxisRef>>> ScatterDimension(
+      const Held& h, const DimSplits& want) const {
+    const size_t rank = std::max(h.dims.size(), want.size());
+    const std::vector<ir::MeshAxisRef> none;
+    auto same = [](const ir::MeshAxisRef& a, const ir::MeshAxisRef& b) {
+      return a.name == b.name && a.pre_size == b.pre_size && a.size == b.size;
+    };
+    std::optional<std::pair<int64_t, std::vector<ir::MeshAxisRef>>> found;
+    for (size_t d = 0; d < rank; ++d) {
+      const std::vector<ir::MeshAxisRef>& from = d < h.dims.size() ? h.dims[d] : none;
+      const std::vector<ir::MeshAxisRef>& to = d < want.size() ? want[d] : none;
+      if (from.size() == to.size() && std::equal(from.begin(), from.end(), to.begin(), same)) {
+        continue;
+      }
+      if (found.has_value() || to.size() <= from.size() ||
+          !std::equal(from.begin(), from.end(), to.begin(), same)) {
+        return std::nullopt;
+      }
+      found.emplace(static_cast<int64_t>(d),
+                    std::vector<ir::MeshAxisRef>(to.begin() + from.size(), to.end()));
+    }
+    if (!found.has_value() || !SameAxisSet(found->second, h.partial)) return std::nullopt;
+    const ir::ValueType& local = h.local->type();
+    absl::StatusOr<int64_t> n = SpmdBuilder::Count(mesh_, found->second);
+    if (!n.ok() || !local.is_tensor() || found->first >= static_cast<int64_t>(local.dims().size()) ||
+        local.dims()[found->first] % *n != 0) {
+      return std::nullopt;
+    }
+    return found;
   }
 
   // `v` as `want` says, unreduced over `want.unreduced` (a partial sum over the same axes stays

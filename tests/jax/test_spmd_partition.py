@@ -66,6 +66,17 @@ CASES = {
     # A gather with batching dimensions (the rows split with their indices).
     "take_along_axis_batch": (lambda a, i: jnp.take_along_axis(a, i % 8, axis=1),
                               [((16, 8), P("x")), ("indices", P("x"))], (4,), ("x",)),
+    # A row-parallel product (partial sums over "m") wanted split over "m": a reduce-scatter.
+    "row_parallel_reduce_scatter": (
+        lambda a, w: jax.lax.with_sharding_constraint(a @ w, P(None, "m")) * 2.0,
+        [((8, 16), P(None, "m")), ((16, 12), P("m", None))], (4,), ("m",)),
+    # The same within a split over another axis, and over two axes at once.
+    "reduce_scatter_within_split": (
+        lambda a, w: jnp.tanh(jax.lax.with_sharding_constraint(a @ w, P("a", "b"))),
+        [((8, 16), P("a", "b")), ((16, 12), P("b", None))], (2, 2), ("a", "b")),
+    "reduce_scatter_two_axes": (
+        lambda a, w: jax.lax.with_sharding_constraint(a @ w, P(("a", "b"), None)) + 1.0,
+        [((8, 16), P(None, ("a", "b"))), ((16, 12), P(("a", "b"), None))], (2, 2), ("a", "b")),
     # Slices inside a loop body keep split dimensions whole.
     "scan_body_slices": (lambda a: jax.lax.scan(lambda c, x: (c + x[:, :8] * 0.5, c.sum()),
                                                 a[0, :, :8], a, unroll=2),
@@ -238,3 +249,15 @@ def test_unreduced_scan_carry_is_summed_once_after_the_loop(devices):
     for got, want in zip(outs["ember"], outs["cpu"]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert text.count("all-reduce(") == 1, text
+
+
+def test_partial_sums_wanted_split_are_reduce_scattered(devices):
+    """Each device sums only its block: the compiled program reduce-scatters, with no all-reduce."""
+    fn, inputs, mesh_shape, axes = CASES["row_parallel_reduce_scatter"]
+    mesh = Mesh(np.array(devices["ember"]).reshape(mesh_shape), axes)
+    placed = [jax.device_put(_rand(shape, k), NamedSharding(mesh, spec))
+              for k, (shape, spec) in enumerate(inputs)]
+    with jax.set_mesh(mesh):
+        text = jax.jit(fn).lower(*placed).compile().as_text()
+    assert "reduce-scatter" in text, text
+    assert "all-reduce" not in text, text

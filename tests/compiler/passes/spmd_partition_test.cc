@@ -445,6 +445,41 @@ module @jit_move {
       << Report(*m);
 }
 
+TEST(SpmdPartitionTest, APartialSumWantedSplitOverItsAxesIsReduceScattered) {
+  // Row-parallel dot (contracting dimension split over "y") whose result is wanted split over
+  // "y" along dimension 1, within its split over "x" along dimension 0: each device sums only its
+  // block (one reduce_scatter over "y" along dimension 1), no all-reduce, no cut. The same sum
+  // wanted whole over "y" still takes the all-reduce.
+  auto m = Parse(R"(
+module @jit_rs {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                         %w: tensor<16x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+      -> (tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+          tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %d = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x12xf32>) -> tensor<8x12xf32>
+    %n = stablehlo.negate %d : tensor<8x12xf32>
+    %e = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x12xf32>) -> tensor<8x12xf32>
+    %f = stablehlo.exponential %e : tensor<8x12xf32>
+    return %n, %f : tensor<8x12xf32>, tensor<8x12xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  ASSERT_EQ(Count(main, ir::Opcode::kReduceScatter), 1) << m->ToString();
+  const ir::Instruction* rs = First(main, ir::Opcode::kReduceScatter);
+  EXPECT_EQ(rs->result(0)->type().ToString(), "tensor<4x6xf32>");
+  EXPECT_EQ(rs->operand(0)->type().ToString(), "tensor<4x12xf32>");
+  EXPECT_EQ(rs->attribute("scatter_dimension")->i, 1);
+  // Devices (x, y) = 2x + y: the "y" groups are {0, 1} and {2, 3}, in block order.
+  EXPECT_TRUE(absl::StrContains(m->ToString(), "{{0, 1}, {2, 3}}")) << m->ToString();
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kNegate), "tensor<4x6xf32>");
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kExponential), "tensor<4x12xf32>");
+}
+
 TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
   auto m = Parse(R"(
 module @jit_two {
