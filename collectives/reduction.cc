@@ -78,19 +78,43 @@ bool CombinePred(ReductionKind kind, bool a, bool b) {
   return a;
 }
 
+// acc[i] = combine(acc[i], in[i]): one loop per kind, so the compiler vectorizes the plain ones
+// (a switch on the kind inside the loop kept every element scalar).
+template <typename T, typename Combine>
+void Combine2(const uint8_t* in, uint8_t* acc, size_t count, Combine combine) {
+  for (size_t i = 0; i < count; ++i) {
+    Store<T>(acc + i * sizeof(T),
+             combine(Load<T>(acc + i * sizeof(T)), Load<T>(in + i * sizeof(T))));
+  }
+}
+
 template <typename T>
 void AccumulateInt(ReductionKind kind, const uint8_t* in, uint8_t* acc, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    Store<T>(acc + i * sizeof(T), CombineInt<T>(kind, Load<T>(acc + i * sizeof(T)),
-                                                Load<T>(in + i * sizeof(T))));
+  switch (kind) {
+    case ReductionKind::kSum:
+      return Combine2<T>(in, acc, count,
+                         [](T a, T b) { return CombineInt<T>(ReductionKind::kSum, a, b); });
+    case ReductionKind::kMax:
+      return Combine2<T>(in, acc, count,
+                         [](T a, T b) { return CombineInt<T>(ReductionKind::kMax, a, b); });
+    case ReductionKind::kMin:
+      return Combine2<T>(in, acc, count,
+                         [](T a, T b) { return CombineInt<T>(ReductionKind::kMin, a, b); });
+    default:
+      return Combine2<T>(in, acc, count, [kind](T a, T b) { return CombineInt<T>(kind, a, b); });
   }
 }
 
 template <typename F>
 void AccumulateFloat(ReductionKind kind, const uint8_t* in, uint8_t* acc, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    Store<F>(acc + i * sizeof(F), CombineFloat<F>(kind, Load<F>(acc + i * sizeof(F)),
-                                                  Load<F>(in + i * sizeof(F))));
+  switch (kind) {
+    case ReductionKind::kSum:
+      return Combine2<F>(in, acc, count, [](F a, F b) { return a + b; });
+    case ReductionKind::kProduct:
+      return Combine2<F>(in, acc, count, [](F a, F b) { return a * b; });
+    default:
+      return Combine2<F>(in, acc, count,
+                         [kind](F a, F b) { return CombineFloat<F>(kind, a, b); });
   }
 }
 

@@ -177,17 +177,23 @@ class InProcessCommunicator final : public Communicator,
       const size_t element = DataTypeBytes(type);
       const size_t first = count * rank_.value / size();
       const size_t end = count * (rank_.value + 1) / size();
-      const size_t offset = first * element, slice_bytes = (end - first) * element;
-      // Reduced aside first: a rank's recv may be its send, which other slices still read.
-      thread_local std::vector<uint8_t> slice;
-      if (slice.size() < slice_bytes) slice.resize(slice_bytes);
-      Copy(rv->deposits[0].data + offset, slice.data(), slice_bytes);
+      // Tile by tile, each tile reduced aside in cache (a rank's recv may be its send, which
+      // other slices still read), then written to every recv: every byte is read and written
+      // once.
+      constexpr size_t kTileBytes = 32 * 1024;
+      const size_t tile_elements = std::max<size_t>(1, kTileBytes / element);
+      thread_local std::vector<uint8_t> tile;
+      if (tile.size() < tile_elements * element) tile.resize(tile_elements * element);
       absl::Status status;
-      for (int r = 1; r < size() && status.ok() && slice_bytes > 0; ++r) {
-        status = Accumulate(type, kind, rv->deposits[r].data + offset, slice.data(), end - first);
-      }
-      if (status.ok()) {
-        for (const Deposit& d : rv->deposits) Copy(slice.data(), d.recv + offset, slice_bytes);
+      for (size_t at = first; at < end && status.ok(); at += tile_elements) {
+        const size_t n_elements = std::min(tile_elements, end - at);
+        const size_t offset = at * element, bytes_here = n_elements * element;
+        Copy(rv->deposits[0].data + offset, tile.data(), bytes_here);
+        for (int r = 1; r < size() && status.ok(); ++r) {
+          status = Accumulate(type, kind, rv->deposits[r].data + offset, tile.data(), n_elements);
+        }
+        if (!status.ok()) break;
+        for (const Deposit& d : rv->deposits) Copy(tile.data(), d.recv + offset, bytes_here);
       }
       // Every rank of a completed rendezvous gets here, so the wait for the others' slices ends.
       {

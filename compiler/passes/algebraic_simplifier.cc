@@ -5,7 +5,9 @@
 //   -> their operand, reshape(reshape(x)) -> reshape(x), broadcast_in_dim(broadcast_in_dim(x))
 //   -> one broadcast_in_dim, transpose(dot_general(a, b)) -> dot_general(b, a) for a matrix
 //   product read only by the transpose (each element is the same products summed in the same
-//   order; the kernels then never read a transposed matrix element by element).
+//   order; the kernels then never read a transposed matrix element by element),
+//   reshape(all_reduce(reshape(x))) -> all_reduce(x) when the outer reshape restores x's shape
+//   (an all-reduce is position-wise; the reshapes were copies around it).
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -208,6 +210,63 @@ ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
   return product;
 }
 
+// Does `inst` only rename the shape of its operand (a reshape, or a broadcast_in_dim that only
+// inserts unit dimensions), keeping the elements in order?
+bool IsShapeOnly(const ir::Instruction& inst) {
+  if (inst.num_results() != 1 || inst.operands().size() != 1) return false;
+  const ir::ValueType& in = inst.operand(0)->type();
+  const ir::ValueType& out = inst.result()->type();
+  if (!in.is_tensor() || !out.is_tensor() || !in.is_static() || !out.is_static() ||
+      in.element_type() != out.element_type() ||
+      in.shape().element_count() != out.shape().element_count()) {
+    return false;
+  }
+  if (inst.opcode() == Opcode::kReshape) return true;
+  if (inst.opcode() != Opcode::kBroadcastInDim) return false;
+  const std::vector<int64_t>* dims = IntsAttribute(inst, "broadcast_dimensions");
+  if (dims == nullptr || dims->size() != in.dims().size()) return false;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((i > 0 && (*dims)[i] <= (*dims)[i - 1]) || (*dims)[i] < 0 ||
+        (*dims)[i] >= static_cast<int64_t>(out.dims().size()) ||
+        out.dims()[(*dims)[i]] != in.dims()[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// reshape(all_reduce(reshape(x))) back to x's shape, each reshape read only by the next: an
+// all-reduce combines elements position by position, so it runs on x itself and both reshapes
+// (copies, for the kernels) go. JAX's pmap wraps every psum so ([1, n] -> [n] and back).
+// Returns the all-reduce, retyped, or null.
+ir::Value* FoldReshapesAroundAllReduce(ir::Instruction& outer,
+                                       const std::unordered_map<const ir::Value*, int64_t>& uses) {
+  if (!IsShapeOnly(outer)) return nullptr;
+  ir::Value* reduced = outer.operand(0);
+  ir::Instruction* reduce = reduced->producer();
+  if (reduce == nullptr || reduce->opcode() != Opcode::kAllReduce ||
+      reduce->operands().size() != 1 || reduce->num_results() != 1) {
+    return nullptr;
+  }
+  ir::Instruction* inner = reduce->operand(0)->producer();
+  if (inner == nullptr || !IsShapeOnly(*inner)) return nullptr;
+  ir::Value* x = inner->operand(0);
+  if (x->type() != outer.result()->type()) return nullptr;
+  for (const ir::Value* v : {reduced, reduce->operand(0)}) {
+    auto count = uses.find(v);
+    if (count == uses.end() || count->second != 1) return nullptr;
+  }
+  reduce->set_operand(0, x);
+  reduced->set_type(x->type());
+  // `outer`, now unused, stays valid (an identity) until DCE removes it.
+  if (outer.opcode() == Opcode::kBroadcastInDim) {
+    std::vector<int64_t> identity(x->type().dims().size());
+    std::iota(identity.begin(), identity.end(), 0);
+    outer.mutable_attributes().Set("broadcast_dimensions", ir::Attribute::Ints(identity));
+  }
+  return reduced;
+}
+
 class AlgebraicSimplifierPass : public Pass {
  public:
   std::string name() const override { return "algsimp"; }
@@ -228,6 +287,7 @@ class AlgebraicSimplifierPass : public Pass {
         if (replacement == nullptr && inst.opcode() == Opcode::kTranspose) {
           replacement = FoldTransposeIntoDot(inst, uses);
         }
+        if (replacement == nullptr) replacement = FoldReshapesAroundAllReduce(inst, uses);
         if (inst.operands() != before) changed = true;
         if (replacement != nullptr && replacement != inst.result()) {
           replacements[inst.result()] = replacement;

@@ -255,6 +255,46 @@ func.func @main(%x: tensor<6x4xf32>, %y: tensor<6x5xf32>) -> (tensor<5x4xf32>, t
   EXPECT_EQ(CountOps(*kept->entry(), ir::Opcode::kTranspose), 1);
 }
 
+TEST(PassesTest, AlgebraicSimplifierDropsTheReshapesAroundAnAllReduce) {
+  // pmap's psum: [1, n] -> [n], all-reduce, broadcast back to [1, n]. The all-reduce runs on the
+  // argument itself and both copies go (RunPassChecked verifies the module after the pass and
+  // compares its values on one device, whose all-reduce is the identity).
+  constexpr char kPsum[] = R"(
+func.func @main(%x: tensor<1x6xf32>) -> tensor<1x6xf32> {
+  %r = stablehlo.reshape %x : (tensor<1x6xf32>) -> tensor<6xf32>
+  %s = "stablehlo.all_reduce"(%r) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<6xf32>) -> tensor<6xf32>
+  %o = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<6xf32>) -> tensor<1x6xf32>
+  return %o : tensor<1x6xf32>
+})";
+  std::unique_ptr<ir::Module> m = RunPassChecked(kPsum, CreateAlgebraicSimplifierPass());
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(CreateDcePass()->Run(*m).ok());
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kReshape), 0) << m->ToString();
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kBroadcastInDim), 0) << m->ToString();
+  const ir::Instruction* reduce = m->entry()->return_instruction()->operand(0)->producer();
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->opcode(), ir::Opcode::kAllReduce);
+  EXPECT_TRUE(reduce->operand(0)->is_parameter());
+  // A reshaped value read elsewhere too, or a broadcast that repeats elements, stays.
+  std::unique_ptr<ir::Module> kept = RunPassChecked(R"(
+func.func @main(%x: tensor<1x6xf32>) -> (tensor<2x6xf32>, tensor<6xf32>) {
+  %r = stablehlo.reshape %x : (tensor<1x6xf32>) -> tensor<6xf32>
+  %s = "stablehlo.all_reduce"(%r) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<6xf32>) -> tensor<6xf32>
+  %o = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<6xf32>) -> tensor<2x6xf32>
+  return %o, %r : tensor<2x6xf32>, tensor<6xf32>
+})", CreateAlgebraicSimplifierPass(), /*expect_changed=*/false);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(CountOps(*kept->entry(), ir::Opcode::kReshape), 1);
+}
+
 TEST(PassesTest, AlgebraicSimplifierComposesBroadcasts) {
   auto m = RunPassChecked(R"(
 func.func @main(%x: tensor<3xf32>) -> tensor<2x3x4xf32> {
