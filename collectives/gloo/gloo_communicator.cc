@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "collectives/operation_checks.h"
 #include "collectives/reduction.h"
 #include "gloo/context.h"
 #include "gloo/transport/unbound_buffer.h"
@@ -446,10 +447,6 @@ std::string GlooCommunicator::Where(const char* op) const {
   return absl::StrCat("gloo ", op, " on ", clique_->key().ToString(), ", rank ", rank_.value);
 }
 
-absl::Status GlooCommunicator::Error(const char* op, const std::string& what) const {
-  return absl::InvalidArgumentError(absl::StrCat(Where(op), ": ", what));
-}
-
 absl::Status GlooCommunicator::Annotate(const char* op, const absl::Status& status) const {
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(Where(op), ": ", status.message()));
@@ -457,24 +454,16 @@ absl::Status GlooCommunicator::Annotate(const char* op, const absl::Status& stat
 
 absl::Status GlooCommunicator::CheckReduction(const char* op, DataType type,
                                               ReductionKind kind) const {
-  if (IsValidReduction(kind, type)) return absl::OkStatus();
-  return Error(op, absl::StrCat("reduction '", ReductionKindName(kind), "' is not defined on ",
-                                DataTypeName(type)));
+  return CheckReductionArgument(Where(op), type, kind);
 }
 
 absl::Status GlooCommunicator::CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,
                                            size_t bytes) const {
-  if (bytes > 0 && mem.opaque == nullptr) return Error(op, absl::StrCat(which, " is null"));
-  if (mem.size < bytes) {
-    return Error(op,
-                 absl::StrCat(which, " holds ", mem.size, " bytes, the operation needs ", bytes));
-  }
-  return absl::OkStatus();
+  return CheckBufferArgument(Where(op), which, mem, bytes);
 }
 
 absl::Status GlooCommunicator::CheckRank(const char* op, const char* which, RankId r) const {
-  if (r.value >= 0 && r.value < size()) return absl::OkStatus();
-  return Error(op, absl::StrCat(which, " rank ", r.value, " out of range for ", size(), " ranks"));
+  return CheckRankArgument(Where(op), which, r, size());
 }
 
 }  // namespace ember::collectives

@@ -89,7 +89,6 @@ class GlooCommunicator final : public Communicator,
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(op_mu_);
 
   std::string Where(const char* op) const;
-  absl::Status Error(const char* op, const std::string& what) const;
   absl::Status Annotate(const char* op, const absl::Status& status) const;
   absl::Status CheckReduction(const char* op, DataType type, ReductionKind kind) const;
   absl::Status CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,

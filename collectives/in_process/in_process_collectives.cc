@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "collectives/communicator_request.h"
+#include "collectives/operation_checks.h"
 #include "collectives/reduction.h"
 
 namespace ember::collectives {
@@ -335,32 +336,22 @@ class InProcessCommunicator final : public Communicator,
     if (!rv.ok()) clique_->Fail(rv.status());
     return rv;
   }
-  absl::Status Error(const char* op, const std::string& what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, " (", clique_->key().ToString(), ", rank ", rank_.value, "): ", what));
-  }
   absl::Status Annotate(const char* op, const absl::Status& status) const {
     if (status.ok()) return status;
-    return absl::Status(status.code(), absl::StrCat(op, " (", clique_->key().ToString(), ", rank ",
-                                                    rank_.value, "): ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(Where(op), ": ", status.message()));
+  }
+  std::string Where(const char* op) const {
+    return absl::StrCat(op, " (", clique_->key().ToString(), ", rank ", rank_.value, ")");
   }
   absl::Status CheckReduction(const char* op, DataType type, ReductionKind kind) const {
-    if (IsValidReduction(kind, type)) return absl::OkStatus();
-    return Error(op, absl::StrCat("reduction '", ReductionKindName(kind), "' is not defined on ",
-                                  DataTypeName(type)));
+    return CheckReductionArgument(Where(op), type, kind);
   }
   absl::Status CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,
                            size_t bytes) const {
-    if (bytes > 0 && mem.opaque == nullptr) return Error(op, absl::StrCat(which, " is null"));
-    if (mem.size < bytes) {
-      return Error(op, absl::StrCat(which, " holds ", mem.size, " bytes, the operation needs ",
-                                    bytes));
-    }
-    return absl::OkStatus();
+    return CheckBufferArgument(Where(op), which, mem, bytes);
   }
   absl::Status CheckRank(const char* op, const char* which, RankId r) const {
-    if (r.value >= 0 && r.value < size()) return absl::OkStatus();
-    return Error(op, absl::StrCat(which, " rank ", r.value, " out of range for ", size(), " ranks"));
+    return CheckRankArgument(Where(op), which, r, size());
   }
   static void Copy(const void* from, void* to, size_t bytes) {
     if (bytes > 0) std::memcpy(to, from, bytes);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "collectives/operation_checks.h"
 #include "collectives/nccl/nccl_types.h"
 #include "stream_executor/cuda/cuda_stream.h"
 
@@ -37,28 +38,22 @@ absl::Status Grouped(const NcclLibrary& nccl, ncclComm_t comm,
 
 }  // namespace
 
+std::string NcclCommunicator::Where(const char* op) const {
+  return absl::StrCat(op, " (NCCL, ", clique_->key().ToString(), ", rank ", rank_.value, ")");
+}
+
 absl::Status NcclCommunicator::Error(const char* op, absl::StatusCode code,
                                      absl::string_view what) const {
-  return absl::Status(code, absl::StrCat(op, " (NCCL, ", clique_->key().ToString(), ", rank ",
-                                         rank_.value, "): ", what));
+  return absl::Status(code, absl::StrCat(Where(op), ": ", what));
 }
 
 absl::Status NcclCommunicator::CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,
                                            size_t bytes) const {
-  if (bytes > 0 && mem.opaque == nullptr) {
-    return Error(op, absl::StatusCode::kInvalidArgument, absl::StrCat(which, " is null"));
-  }
-  if (mem.size < bytes) {
-    return Error(op, absl::StatusCode::kInvalidArgument,
-                 absl::StrCat(which, " holds ", mem.size, " bytes, the operation needs ", bytes));
-  }
-  return absl::OkStatus();
+  return CheckBufferArgument(Where(op), which, mem, bytes);
 }
 
 absl::Status NcclCommunicator::CheckRank(const char* op, const char* which, RankId rank) const {
-  if (rank.value >= 0 && rank.value < size()) return absl::OkStatus();
-  return Error(op, absl::StatusCode::kInvalidArgument,
-               absl::StrCat(which, " rank ", rank.value, " out of range for ", size(), " ranks"));
+  return CheckRankArgument(Where(op), which, rank, size());
 }
 
 template <typename Issue>

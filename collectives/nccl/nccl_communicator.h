@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/strings/string_view.h"
 #include "collectives/communicator.h"
@@ -59,6 +60,8 @@ class NcclCommunicator final : public Communicator,
   template <typename Issue>
   AsyncEventRef Run(const char* op, const char* call, se::Stream* stream, absl::Status checked,
                     Issue issue);
+  // "<op> (NCCL, devices [...], rank r)": how errors name the operation.
+  std::string Where(const char* op) const;
   absl::Status Error(const char* op, absl::StatusCode code, absl::string_view what) const;
   absl::Status CheckBuffer(const char* op, const char* which, se::DeviceMemory mem,
                            size_t bytes) const;
