@@ -467,6 +467,31 @@ absl::StatusOr<ShardingRule> ScatterRule(const ir::Instruction& inst) {
       if (Shape(inst.result(k)) == operand) rule.results[k][d].push_back(f);
     }
   }
+  // The updates' scatter dimensions, with the indices' batch dimensions they follow: the result
+  // combines the updates along them (a sum for scatter-add), so they are reduction factors.
+  // Scatters with batching dimensions keep them whole.
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> ibatch_indices,
+                         Ints(inst, "scatter_indices_batching_dims", {{}}));
+  if (n != 1 || !ibatch.empty() || !ibatch_indices.empty()) return rule;
+  const std::vector<int64_t> indices = Shape(inst.operand(1));
+  EMBER_ASSIGN_OR_RETURN(int64_t index_vector_dim,
+                         Int(inst, "index_vector_dim", static_cast<int64_t>(indices.size())));
+  std::vector<int64_t> index_batch;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (static_cast<int64_t>(d) != index_vector_dim) index_batch.push_back(static_cast<int64_t>(d));
+  }
+  std::vector<int64_t> update_scatter;
+  for (size_t u = 0; u < updates.size(); ++u) {
+    if (!Contains(window, static_cast<int64_t>(u))) update_scatter.push_back(static_cast<int64_t>(u));
+  }
+  if (index_batch.size() != update_scatter.size()) return rule;
+  for (size_t k = 0; k < index_batch.size(); ++k) {
+    const int64_t size = updates[update_scatter[k]];
+    if (size <= 1 || indices[index_batch[k]] != size) continue;
+    const int f = rule.AddFactor(size, /*is_reduction=*/true);
+    rule.operands[1][index_batch[k]].push_back(f);
+    rule.operands[2][update_scatter[k]].push_back(f);
+  }
   return rule;
 }
 

@@ -72,6 +72,26 @@ struct Want {
   std::vector<ir::MeshAxisRef> unreduced;
 };
 
+// Is `v` all zeros (a zero constant, broadcast, reshaped or under a sharding constraint)?
+bool IsZeros(const ir::Value* v) {
+  for (int depth = 0; depth < 4 && v->producer() != nullptr; ++depth) {
+    const ir::Instruction& producer = *v->producer();
+    const ir::Attribute* target = producer.attribute("call_target_name");
+    const bool constraint = producer.opcode() == ir::Opcode::kCustomCall && target != nullptr &&
+                            target->kind == ir::Attribute::Kind::kString &&
+                            target->s == "Sharding" && producer.operands().size() == 1;
+    if (producer.opcode() != ir::Opcode::kBroadcastInDim &&
+        producer.opcode() != ir::Opcode::kReshape && !constraint) {
+      break;
+    }
+    v = producer.operand(0);
+  }
+  const ir::Literal* literal = ConstantLiteral(v);
+  if (literal == nullptr) return false;
+  const auto bytes = literal->bytes();
+  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
+}
+
 bool SameAxisSet(const std::vector<ir::MeshAxisRef>& a, const std::vector<ir::MeshAxisRef>& b) {
   if (a.size() != b.size()) return false;
   return std::all_of(a.begin(), a.end(), [&](const ir::MeshAxisRef& x) {
@@ -632,6 +652,16 @@ class Partitioner {
       case ir::Opcode::kDotGeneral:
       case ir::Opcode::kConvolution:
         return collectives::ReductionKind::kSum;
+      case ir::Opcode::kScatter: {
+        // Scatter-add into zeros: each device adds its updates, and the sum of the devices'
+        // results is the whole scatter.
+        if (inst.regions().size() != 1 || inst.operands().size() != 3 ||
+            RegionReductionKind(*inst.regions()[0], type) != collectives::ReductionKind::kSum ||
+            !IsZeros(inst.operand(0))) {
+          return std::nullopt;
+        }
+        return collectives::ReductionKind::kSum;
+      }
       case ir::Opcode::kReduce: {
         if (inst.regions().size() != 1 || inst.operands().size() != 2) return std::nullopt;
         std::optional<collectives::ReductionKind> kind =
@@ -711,10 +741,12 @@ class Partitioner {
 
   // Ops whose attributes or semantics tie them to global indices along their factors: every
   // factor stays whole.
-  static bool RunsOnlyWhole(const ir::Instruction& inst) {
+  bool RunsOnlyWhole(const ir::Instruction& inst) const {
     switch (inst.opcode()) {
-      case ir::Opcode::kScatter:  // each device's updates land anywhere in the operand
-        return true;
+      case ir::Opcode::kScatter:
+        // Each device's updates land anywhere in the operand: only a scatter-add into zeros
+        // runs on the devices' updates, its result partial.
+        return !PartialKind(inst).has_value();
       case ir::Opcode::kConvolution: {
         for (const char* name : {"feature_group_count", "batch_group_count"}) {
           const ir::Attribute* a = inst.attribute(name);

@@ -77,6 +77,14 @@ CASES = {
     "reduce_scatter_two_axes": (
         lambda a, w: jax.lax.with_sharding_constraint(a @ w, P(("a", "b"), None)) + 1.0,
         [((8, 16), P(None, ("a", "b"))), ((16, 12), P(("a", "b"), None))], (2, 2), ("a", "b")),
+    # Scatter-adds into zeros run on each device's updates (a partial sum, then one all-reduce):
+    # segment sums over split rows, and the embedding gradient of a split batch.
+    "segment_sum_split_rows": (
+        lambda v, i: jax.ops.segment_sum(v, i % 32, num_segments=32),
+        [((16, 8), P("x")), ("indices", P("x"))], (4,), ("x",)),
+    "embedding_grad_split_batch": (
+        jax.grad(lambda e, i: jnp.sum(jnp.tanh(e[i % 32]) ** 2)),
+        [((32, 8), P()), ("indices", P("x"))], (4,), ("x",)),
     # Slices inside a loop body keep split dimensions whole.
     "scan_body_slices": (lambda a: jax.lax.scan(lambda c, x: (c + x[:, :8] * 0.5, c.sum()),
                                                 a[0, :, :8], a, unroll=2),

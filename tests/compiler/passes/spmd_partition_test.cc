@@ -480,6 +480,49 @@ module @jit_rs {
   EXPECT_EQ(TypeOf(main, ir::Opcode::kExponential), "tensor<4x12xf32>");
 }
 
+TEST(SpmdPartitionTest, AScatterAddIntoZerosRunsOnEachDevicesUpdates) {
+  // segment_sum over rows split four ways: each device scatters its 2 rows into zeros (a partial
+  // sum), and the whole result is one all-reduce; no gather of the updates or indices. A scatter
+  // into a non-zero operand still runs whole.
+  constexpr char kSegmentSum[] = R"(
+module @jit_segment_sum {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%v: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>},
+                         %i: tensor<8x1xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %init: tensor<4xf32>)
+      -> (tensor<4xf32>, tensor<4xf32>) {
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %zeros = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %s = "stablehlo.scatter"(%zeros, %i, %v) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %t = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %t : tensor<f32>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<4xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<4xf32>
+    %u = "stablehlo.scatter"(%init, %i, %v) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %t = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %t : tensor<f32>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<4xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<4xf32>
+    return %s, %u : tensor<4xf32>, tensor<4xf32>
+  }
+})";
+  auto m = Parse(kSegmentSum);
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  std::vector<std::string> updates;
+  for (const auto& inst : main.instructions()) {
+    if (inst->opcode() == ir::Opcode::kScatter) {
+      updates.push_back(inst->operand(2)->type().ToString());
+    }
+  }
+  // The zeros' scatter on 2 rows; the other on all 8 (its updates and indices gathered).
+  EXPECT_EQ(updates, (std::vector<std::string>{"tensor<2xf32>", "tensor<8xf32>"}))
+      << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
+}
+
 TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
   auto m = Parse(R"(
 module @jit_two {
