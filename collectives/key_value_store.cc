@@ -6,7 +6,11 @@ namespace ember::collectives {
 
 absl::Status InMemoryKeyValueStore::Set(std::string_view key, std::string_view value) {
   absl::MutexLock lock(&mu_);
-  values_[std::string(key)] = std::string(value);
+  // As JAX's coordination service: a key is written once.
+  if (!values_.emplace(std::string(key), std::string(value)).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("key-value store: key '", std::string(key), "' is already set"));
+  }
   return absl::OkStatus();
 }
 
@@ -20,6 +24,15 @@ absl::StatusOr<std::string> InMemoryKeyValueStore::Get(std::string_view key,
                                                     "' after ", absl::FormatDuration(timeout)));
   }
   return values_.at(name);
+}
+
+absl::Status PrefixedKeyValueStore::Set(std::string_view key, std::string_view value) {
+  return store_->Set(absl::StrCat(prefix_, std::string(key)), value);
+}
+
+absl::StatusOr<std::string> PrefixedKeyValueStore::Get(std::string_view key,
+                                                       absl::Duration timeout) {
+  return store_->Get(absl::StrCat(prefix_, std::string(key)), timeout);
 }
 
 }  // namespace ember::collectives

@@ -5,8 +5,10 @@
 #ifndef EMBER_COLLECTIVES_KEY_VALUE_STORE_H_
 #define EMBER_COLLECTIVES_KEY_VALUE_STORE_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -26,7 +28,7 @@ class KeyValueStore {
 };
 
 // A store inside one process: several clients or transports of one process (tests, a process
-// that plays every node) rendezvous through it.
+// that plays every node) rendezvous through it. Like JAX's, it refuses to overwrite a key.
 class InMemoryKeyValueStore final : public KeyValueStore {
  public:
   absl::Status Set(std::string_view key, std::string_view value) override;
@@ -35,6 +37,20 @@ class InMemoryKeyValueStore final : public KeyValueStore {
  private:
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::string> values_ ABSL_GUARDED_BY(mu_);
+};
+
+// Another store's keys, under `prefix`: what one client of a job writes stays apart from what an
+// earlier client of the same job wrote (keys are written once).
+class PrefixedKeyValueStore final : public KeyValueStore {
+ public:
+  PrefixedKeyValueStore(std::shared_ptr<KeyValueStore> store, std::string prefix)
+      : store_(std::move(store)), prefix_(std::move(prefix)) {}
+  absl::Status Set(std::string_view key, std::string_view value) override;
+  absl::StatusOr<std::string> Get(std::string_view key, absl::Duration timeout) override;
+
+ private:
+  const std::shared_ptr<KeyValueStore> store_;
+  const std::string prefix_;
 };
 
 }  // namespace ember::collectives

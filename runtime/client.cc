@@ -1,6 +1,7 @@
 #include "runtime/client.h"
 
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,20 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(
         " needs the job's key-value store, which JAX passes once jax.distributed.initialize() ran"));
   }
   EMBER_ASSIGN_OR_RETURN(se::PlatformOptions se_options, PlatformOptionsFor(options));
+  if (options.process_count > 1) {
+    // The n-th client process p creates in a job keeps its keys under "ember/client<n>/": every
+    // process creates its clients in the same order, so they meet there, away from the keys of
+    // the clients before (a framework may drop its client and make another).
+    static absl::Mutex created_mu(absl::kConstInit);
+    static auto* created = new std::map<int, int>();
+    int incarnation;
+    {
+      absl::MutexLock lock(&created_mu);
+      incarnation = (*created)[options.process_index]++;
+    }
+    kv_store = std::make_shared<collectives::PrefixedKeyValueStore>(
+        std::move(kv_store), absl::StrCat("ember/client", incarnation, "/"));
+  }
   std::shared_ptr<Client> client(new Client());
   EMBER_ASSIGN_OR_RETURN(client->platform_, se::CreatePlatform(se_options));
   if (options.platform == "auto" && client->platform_->Name() == "host") {

@@ -71,9 +71,10 @@ TEST(CudaCollectivesTest, ClientsOfTwoProcessesShareACliqueThroughTheStore) {
     EXPECT_EQ((*comm)->rank().value, p);
     EXPECT_EQ((*comm)->size(), 2);
   }
-  // The id went through the store.
-  auto id = store->Get(collectives::nccl::NcclCollectives::KeyPrefix(clique, 0) + "id",
-                       absl::Milliseconds(1));
+  // The id went through the store, under the first clients' keys.
+  auto id = store->Get(
+      "ember/client0/" + collectives::nccl::NcclCollectives::KeyPrefix(clique, 0) + "id",
+      absl::Milliseconds(1));
   EXPECT_TRUE(id.ok()) << id.status();
 }
 

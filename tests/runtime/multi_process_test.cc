@@ -20,9 +20,10 @@ using test_util::Upload;
 
 // Creates the clients of a job of `processes` processes with `devices` host devices each, all at
 // once (each waits for the others' device lists).
-std::vector<std::shared_ptr<Client>> MakeJob(int processes, int devices,
-                                             absl::Duration timeout = absl::Seconds(20)) {
-  auto store = std::make_shared<collectives::InMemoryKeyValueStore>();
+std::vector<std::shared_ptr<Client>> MakeJob(
+    int processes, int devices, absl::Duration timeout = absl::Seconds(20),
+    std::shared_ptr<collectives::KeyValueStore> store =
+        std::make_shared<collectives::InMemoryKeyValueStore>()) {
   std::vector<std::future<absl::StatusOr<std::shared_ptr<Client>>>> pending;
   for (int p = 0; p < processes; ++p) {
     pending.push_back(std::async(std::launch::async, [=] {
@@ -71,12 +72,21 @@ TEST(ProcessTopologyTest, AMissingProcessOrAnotherPlatformIsAnError) {
   EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_TRUE(absl::StrContains(alone.status().message(), "devices of process 1 of 2"))
       << alone.status();
-  ASSERT_TRUE(store.Set("ember/devices/1", "1\ncuda\nH100").ok());
-  auto mixed = ExchangeProcessDevices(store, 0, 2, {"host", "cpu", 1, 0}, absl::Seconds(1));
+  // The same process publishing again is refused (keys are written once).
+  EXPECT_EQ(ExchangeProcessDevices(store, 0, 2, {"host", "cpu", 1, 0}, absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kAlreadyExists);
+  collectives::InMemoryKeyValueStore other_platform;
+  ASSERT_TRUE(other_platform.Set("ember/devices/1", "1\ncuda\nH100").ok());
+  auto mixed =
+      ExchangeProcessDevices(other_platform, 0, 2, {"host", "cpu", 1, 0}, absl::Seconds(1));
   ASSERT_FALSE(mixed.ok());
   EXPECT_TRUE(absl::StrContains(mixed.status().message(), "same platform")) << mixed.status();
-  ASSERT_TRUE(store.Set("ember/devices/1", "two\nhost\ncpu").ok());
-  auto garbled = ExchangeProcessDevices(store, 0, 2, {"host", "cpu", 1, 0}, absl::Seconds(1));
+  collectives::InMemoryKeyValueStore garbled_store;
+  ASSERT_TRUE(garbled_store.Set("ember/devices/1", "two\nhost\ncpu").ok());
+  auto garbled =
+      ExchangeProcessDevices(garbled_store, 0, 2, {"host", "cpu", 1, 0}, absl::Seconds(1));
   ASSERT_FALSE(garbled.ok());
   EXPECT_TRUE(absl::StrContains(garbled.status().message(), "malformed")) << garbled.status();
   EXPECT_FALSE(ExchangeProcessDevices(store, 2, 2, {"host", "cpu", 1, 0}, absl::Seconds(1)).ok());
@@ -194,6 +204,47 @@ TEST(MultiProcessClientTest, AProgramOverTheJobRunsEachProcessOnItsOwnDevices) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_TRUE(absl::StrContains(wrong.status().message(), "of this process (of 4 in all)"))
       << wrong.status();
+}
+
+// A job whose clients are dropped and made again (as after jax.clear_backends()) over the same
+// store: the new clients meet under their own keys, not the first clients' device lists and
+// Gloo addresses.
+TEST(MultiProcessClientTest, ClientsMadeAgainInTheSameJobMeetUnderTheirOwnKeys) {
+  auto store = std::make_shared<collectives::InMemoryKeyValueStore>();
+  for (int round = 0; round < 2; ++round) {
+    auto clients = MakeJob(2, 1, absl::Seconds(20), store);
+    ASSERT_EQ(clients.size(), 2u);
+    std::vector<std::unique_ptr<Executable>> executables;
+    std::vector<std::unique_ptr<Buffer>> owned;
+    std::vector<Executable::Launch> launches;
+    for (int p = 0; p < 2; ++p) {
+      ASSERT_NE(clients[p], nullptr);
+      auto executable = Build(clients[p], R"(
+module @pair {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %sum = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %sum : tensor<2xf32>
+  }
+})", 2, 1);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      owned.push_back(Upload(*clients[p], clients[p]->addressable_devices()[0],
+                             {1.0f + p, 10.0f * (round + 1)}, {2}));
+      std::vector<std::vector<Buffer*>> args = {{owned.back().get()}};
+      auto launch = (*executable)->Execute(args, {}, nullptr);
+      ASSERT_TRUE(launch.ok()) << launch.status();
+      launches.push_back(*std::move(launch));
+      executables.push_back(*std::move(executable));
+    }
+    for (int p = 0; p < 2; ++p) {
+      ASSERT_TRUE(launches[p].done[0]->Await().ok()) << launches[p].done[0]->Await();
+      EXPECT_EQ(Download(*launches[p].outputs[0][0]),
+                (std::vector<float>{3.0f, 20.0f * (round + 1)}));
+    }
+  }
 }
 
 // A peer process that never launches: the other's all-reduce fails after the timeout, naming the
