@@ -94,7 +94,7 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(
   transport.kv_store = kv_store;
   transport.platform = client->platform_.get();
   transport.library_directory = options.cuda_library_path;
-  transport.first_device_id = processes[options.process_count > 1 ? options.process_index : 0].first_id;
+  transport.first_device_id = processes[options.process_index].first_id;
   absl::StatusOr<std::shared_ptr<collectives::Collectives>> collectives =
       collectives::CreateCollectives(platform, transport);
   if (collectives.ok()) {
@@ -102,9 +102,8 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(
   } else {
     client->no_collectives_reason_ = std::string(collectives.status().message());
   }
-  for (int p = 0; p < static_cast<int>(processes.size()); ++p) {
-    const int process = options.process_count > 1 ? p : options.process_index;
-    const ProcessDevices& devices = processes[p];
+  for (int process = 0; process < static_cast<int>(processes.size()); ++process) {
+    const ProcessDevices& devices = processes[process];
     for (int ordinal = 0; ordinal < devices.count; ++ordinal) {
       const int id = devices.first_id + ordinal;
       if (process != options.process_index) {

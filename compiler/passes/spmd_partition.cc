@@ -72,26 +72,6 @@ struct Want {
   std::vector<ir::MeshAxisRef> unreduced;
 };
 
-// Is `v` all zeros (a zero constant, broadcast, reshaped or under a sharding constraint)?
-bool IsZeros(const ir::Value* v) {
-  for (int depth = 0; depth < 4 && v->producer() != nullptr; ++depth) {
-    const ir::Instruction& producer = *v->producer();
-    const ir::Attribute* target = producer.attribute("call_target_name");
-    const bool constraint = producer.opcode() == ir::Opcode::kCustomCall && target != nullptr &&
-                            target->kind == ir::Attribute::Kind::kString &&
-                            target->s == "Sharding" && producer.operands().size() == 1;
-    if (producer.opcode() != ir::Opcode::kBroadcastInDim &&
-        producer.opcode() != ir::Opcode::kReshape && !constraint) {
-      break;
-    }
-    v = producer.operand(0);
-  }
-  const ir::Literal* literal = ConstantLiteral(v);
-  if (literal == nullptr) return false;
-  const auto bytes = literal->bytes();
-  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
-}
-
 bool SameAxisSet(const std::vector<ir::MeshAxisRef>& a, const std::vector<ir::MeshAxisRef>& b) {
   if (a.size() != b.size()) return false;
   return std::all_of(a.begin(), a.end(), [&](const ir::MeshAxisRef& x) {
@@ -105,6 +85,23 @@ bool IsConstraint(const ir::Instruction& inst) {
   const ir::Attribute* target = inst.attribute("call_target_name");
   return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
          target->s == "Sharding";
+}
+
+// Is `v` all zeros (a zero constant, broadcast, reshaped or under a sharding constraint)?
+bool IsZeros(const ir::Value* v) {
+  for (int depth = 0; depth < 4 && v->producer() != nullptr; ++depth) {
+    const ir::Instruction& producer = *v->producer();
+    if (producer.opcode() != ir::Opcode::kBroadcastInDim &&
+        producer.opcode() != ir::Opcode::kReshape &&
+        !(IsConstraint(producer) && producer.operands().size() == 1)) {
+      break;
+    }
+    v = producer.operand(0);
+  }
+  const ir::Literal* literal = ConstantLiteral(v);
+  if (literal == nullptr) return false;
+  const auto bytes = literal->bytes();
+  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
 }
 
 bool Replicated(const DimSplits& dims) {
@@ -671,11 +668,7 @@ class Partitioner {
             *kind == collectives::ReductionKind::kMin) {
           return kind;  // folding the init in again changes nothing
         }
-        if (*kind != collectives::ReductionKind::kSum) return std::nullopt;
-        const ir::Literal* init = ConstantLiteral(inst.operand(1));
-        if (init == nullptr) return std::nullopt;
-        const auto bytes = init->bytes();
-        if (!std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; })) {
+        if (*kind != collectives::ReductionKind::kSum || !IsZeros(inst.operand(1))) {
           return std::nullopt;
         }
         return kind;

@@ -13,9 +13,12 @@
 #include "collectives/clique_scope.h"
 #include "gtest/gtest.h"
 #include "stream_executor/host/host_stream.h"
+#include "tests/collectives/collectives_test_util.h"
 
 namespace ember::collectives {
 namespace {
+
+using test_util::RunRanks;
 
 template <typename T>
 se::DeviceMemory Mem(std::vector<T>& v) {
@@ -26,22 +29,6 @@ CliqueKey Clique(int n, int64_t first = 10) {
   CliqueKey key;
   for (int i = 0; i < n; ++i) key.devices.push_back(first + i);
   return key;
-}
-
-// Runs fn(rank, communicator) on `n` threads, each with its own communicator of `key`.
-void RunRanks(Collectives& transport, const CliqueKey& key,
-              const std::function<void(int, Communicator&)>& fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < key.size(); ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = transport.GetCommunicator(key, RankId(r));
-      ASSERT_TRUE(comm.ok()) << comm.status();
-      EXPECT_EQ((*comm)->rank(), RankId(r));
-      EXPECT_EQ((*comm)->size(), key.size());
-      fn(r, **comm);
-    });
-  }
-  for (auto& t : threads) t.join();
 }
 
 std::vector<int32_t> Random(size_t n, unsigned seed) {

@@ -24,10 +24,14 @@
 #include "collectives/in_process/in_process_collectives.h"
 #include "gtest/gtest.h"
 #include "stream_executor/host/host_stream.h"
+#include "tests/collectives/collectives_test_util.h"
 #include "tests/collectives/file_key_value_store.h"
 
 namespace ember::collectives {
 namespace {
+
+using test_util::RunRanks;
+using test_util::WaitChild;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -50,22 +54,6 @@ bool Contains(const absl::Status& s, const char* part) {
 
 std::shared_ptr<GlooCollectives> MakeGloo(absl::Duration timeout) {
   return std::make_shared<GlooCollectives>(std::make_shared<InMemoryKeyValueStore>(), timeout);
-}
-
-// Runs fn(rank, communicator) on one thread per rank, each with its own communicator of `key`.
-void RunRanks(Collectives& transport, const CliqueKey& key,
-              const std::function<void(int, Communicator&)>& fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < key.size(); ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = transport.GetCommunicator(key, RankId(r));
-      ASSERT_TRUE(comm.ok()) << comm.status();
-      EXPECT_EQ((*comm)->rank(), RankId(r));
-      EXPECT_EQ((*comm)->size(), key.size());
-      fn(r, **comm);
-    });
-  }
-  for (auto& t : threads) t.join();
 }
 
 // Random bytes for `count` elements (pred: 0 or 1); floats get arbitrary bit patterns, NaNs
@@ -519,21 +507,6 @@ pid_t ForkChild(const std::function<int()>& body) {
     _exit(code);
   }
   return pid;
-}
-
-// The child's exit code; -1 when it did not end within `timeout` (it is killed).
-int WaitChild(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, WNOHANG) == 0) {
-    if (absl::Now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &wstatus, 0);
-      return -1;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
 class TempDir {

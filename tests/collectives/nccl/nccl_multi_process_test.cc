@@ -24,6 +24,7 @@
 #include "collectives/nccl/nccl_collectives.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collectives/collectives_test_util.h"
 #include "tests/collectives/file_key_value_store.h"
 #include "tests/collectives/nccl/nccl_process_ranks.h"
 
@@ -32,6 +33,7 @@ extern char** environ;
 namespace ember::collectives::nccl {
 namespace {
 
+using ::ember::collectives::test_util::WaitChild;
 using ::testing::HasSubstr;
 
 class TempDir {
@@ -75,21 +77,6 @@ pid_t SpawnPeer(const std::vector<std::string>& args, int gpus) {
     return -1;
   }
   return pid;
-}
-
-// The child's exit code; -1 when it did not end within `timeout` (it is killed).
-int WaitChild(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, WNOHANG) == 0) {
-    if (absl::Now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &wstatus, 0);
-      return -1;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
 CliqueKey FourRanks() { return CliqueKey{{0, 1, 2, 3}}; }
