@@ -128,6 +128,11 @@ absl::Status EmitKernel(const passes::Kernel& kernel, const std::string& name,
 
 }  // namespace
 
+// Milliseconds per phase of a compile, summed over threads.
+struct PhaseTimes {
+  double emit = 0, optimize = 0, codegen = 0, link = 0;
+};
+
 // Kernels are emitted round-robin into shards, each a module in a context of its own, so that
 // the shards optimize and generate code on threads of their own: on a machine with several
 // cores a program of many kernels compiles in a fraction of the time.
@@ -156,6 +161,7 @@ struct HostKernelCompiler::Impl {
   std::shared_ptr<const void> code;  // the JITDylibs holding `functions`
   bool compiled = false;
   double ms = 0;
+  PhaseTimes phases;
 };
 
 bool HostCodegenBuilt() { return true; }
@@ -204,7 +210,9 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
     impl_->by_text.emplace(std::move(text), function);
   }
   impl_->function_of_kernel.push_back(function);
-  impl_->ms += MsSince(start);
+  const double ms = MsSince(start);
+  impl_->ms += ms;
+  impl_->phases.emit += ms;
   return static_cast<int>(impl_->function_of_kernel.size()) - 1;
 }
 
@@ -226,7 +234,8 @@ absl::Status DumpModule(const llvm::Module& module, const std::string& path) {
 
 absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
                                          const std::string& cache_dir,
-                                         const std::string& dump_dir, bool* cached) {
+                                         const std::string& dump_dir, bool* cached,
+                                         PhaseTimes* times) {
   *cached = false;
   // LLVM aborts the process on invalid IR in codegen: verify first.
   std::string problems;
@@ -261,11 +270,14 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
       return *std::move(object);
     }
   }
+  auto start = Clock::now();
   EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit.AcquireTargetMachine());
   Optimize(module, *tm);
+  times->optimize += MsSince(start);
   if (!dump_path.empty()) {
     EMBER_RETURN_IF_ERROR(DumpModule(module, absl::StrCat(dump_path, ".ir-with-opt.ll")));
   }
+  start = Clock::now();
   llvm::SmallVector<char, 0> buffer;
   {
     llvm::raw_svector_ostream os(buffer);
@@ -275,6 +287,7 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
     }
     codegen.run(module);
   }
+  times->codegen += MsSince(start);
   CountKernelCompile();
   std::string result(buffer.data(), buffer.size());
   if (!cache_dir.empty()) {
@@ -299,18 +312,24 @@ absl::Status HostKernelCompiler::Compile() {
   const size_t n = impl_->shards.size();
   std::vector<absl::StatusOr<std::string>> objects(n, absl::UnknownError("not compiled"));
   std::unique_ptr<bool[]> cached(new bool[n]());
+  std::vector<PhaseTimes> times(n);
   {
     std::vector<std::thread> threads;
     for (size_t i = 1; i < n; ++i) {
       threads.emplace_back([&, i] {
         objects[i] = CompileShard(*impl_->shards[i]->module, *jit, cache_dir, impl_->dump_dir,
-                                  &cached[i]);
+                                  &cached[i], &times[i]);
       });
     }
-    objects[0] =
-        CompileShard(*impl_->shards[0]->module, *jit, cache_dir, impl_->dump_dir, &cached[0]);
+    objects[0] = CompileShard(*impl_->shards[0]->module, *jit, cache_dir, impl_->dump_dir,
+                              &cached[0], &times[0]);
     for (std::thread& t : threads) t.join();
   }
+  for (const PhaseTimes& t : times) {
+    impl_->phases.optimize += t.optimize;
+    impl_->phases.codegen += t.codegen;
+  }
+  const auto link_start = Clock::now();
   auto owners = std::make_shared<std::vector<std::shared_ptr<const void>>>();
   impl_->functions.assign(impl_->function_names.size(), nullptr);
   for (size_t i = 0; i < n; ++i) {
@@ -326,7 +345,7 @@ absl::Status HostKernelCompiler::Compile() {
       bool unused;
       EMBER_ASSIGN_OR_RETURN(std::string object,
                              CompileShard(*shard.module, *jit, /*cache_dir=*/"",
-                                          /*dump_dir=*/"", &unused));
+                                          /*dump_dir=*/"", &unused, &impl_->phases));
       code = jit->Load(object, names, addresses);
     }
     if (!code.ok()) return code.status();
@@ -336,6 +355,7 @@ absl::Status HostKernelCompiler::Compile() {
   impl_->code = std::shared_ptr<const void>(owners, owners.get());
   impl_->shards.clear();  // the modules and contexts
   impl_->compiled = true;
+  impl_->phases.link += MsSince(link_start);
   impl_->ms += MsSince(start);
   return absl::OkStatus();
 }
@@ -356,5 +376,10 @@ int HostKernelCompiler::unique_kernels() const {
   return static_cast<int>(impl_->function_names.size());
 }
 double HostKernelCompiler::compile_ms() const { return impl_->ms; }
+std::string HostKernelCompiler::phase_report() const {
+  const PhaseTimes& t = impl_->phases;
+  return absl::StrFormat("emit %.1f, optimize %.1f, codegen %.1f, link %.1f ms", t.emit,
+                         t.optimize, t.codegen, t.link);
+}
 
 }  // namespace ember::codegen

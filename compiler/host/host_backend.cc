@@ -580,7 +580,8 @@ class HostCompilation {
     absl::StrAppend(&reports.cost_report, "llvm kernels: ", llvm_kernels_used_, " of ",
                     plan_.kernels.size(), " compiled by the LLVM code generator (",
                     compiler_.unique_kernels(), " functions, ",
-                    absl::StrFormat("%.1f", compiler_.compile_ms()), " ms)", llvm_note_, "\n");
+                    absl::StrFormat("%.1f", compiler_.compile_ms()), " ms: ",
+                    compiler_.phase_report(), ")", llvm_note_, "\n");
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       if (llvm_ids_[k] < 0) continue;
       absl::StrAppend(&reports.cost_report, "  llvm_", KernelName(plan_.kernels[k]), ".", k, "\n");
