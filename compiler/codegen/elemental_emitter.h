@@ -25,6 +25,10 @@ class ElementalEmitter {
 
   llvm::Type* ComputeType(ir::ElementType type) const;
   llvm::Type* StorageType(ir::ElementType type) const;
+  // f16 loads keep signalling NaNs (FromStorage), and TOTALORDER compares of f16 are emitted
+  // (ElementalOpSupported's exact_f16): for a sort comparator, a few loads per call.
+  void set_exact_f16(bool exact) { exact_f16_ = exact; }
+
   // A loaded element to the compute type, and back (bf16/f16 round to nearest even here).
   llvm::Value* FromStorage(ir::ElementType type, llvm::Value* stored);
   llvm::Value* ToStorage(ir::ElementType type, llvm::Value* value);
@@ -69,6 +73,7 @@ class ElementalEmitter {
   llvm::Value* NarrowFromDouble(ir::ElementType type, llvm::Value* d);
 
   llvm::IRBuilderBase& b_;
+  bool exact_f16_ = false;
 };
 
 }  // namespace ember::codegen

@@ -20,7 +20,7 @@ const std::string* StringAttr(const ir::Instruction& inst, const char* name) {
   return &a->s;
 }
 
-bool CompareSupported(const ir::Instruction& inst) {
+bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
   const std::string* d = StringAttr(inst, "comparison_direction");
   if (d == nullptr) return false;
   if (*d != "EQ" && *d != "NE" && *d != "LT" && *d != "LE" && *d != "GT" && *d != "GE") {
@@ -30,9 +30,11 @@ bool CompareSupported(const ir::Instruction& inst) {
   if (inst.attribute("compare_type") == nullptr) return true;
   const std::string* ct = StringAttr(inst, "compare_type");
   if (ct == nullptr) return false;
-  // TOTALORDER orders the floats' bit patterns; f16 is computed in f32 through a conversion
-  // that may quiet a signalling NaN, which would change its place in that order.
-  if (IsF(t)) return *ct == "FLOAT" || (*ct == "TOTALORDER" && t != ElementType::kF16);
+  // TOTALORDER orders the floats' bit patterns; bf16 keeps its order in f32, f16 only where its
+  // loads keep signalling NaNs (exact_f16).
+  if (IsF(t)) {
+    return *ct == "FLOAT" || (*ct == "TOTALORDER" && (t != ElementType::kF16 || exact_f16));
+  }
   if (ir::IsSignedInteger(t)) return *ct == "SIGNED";
   return *ct == "UNSIGNED";
 }
@@ -96,7 +98,7 @@ bool ElementalArraySupported(const ir::Value* v) {
   return plain.ok() && *plain == v->type().shape();
 }
 
-bool ElementalOpSupported(const ir::Instruction& inst) {
+bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
   if (inst.num_results() != 1 || !inst.result()->type().is_tensor() || !inst.regions().empty()) {
     return false;
   }
@@ -160,7 +162,8 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
     case Opcode::kIsFinite:
       return n == 1 && pred && IsF(in);
     case Opcode::kCompare:
-      return n == 2 && pred && inst.operand(1)->type().element_type() == in && CompareSupported(inst);
+      return n == 2 && pred && inst.operand(1)->type().element_type() == in &&
+             CompareSupported(inst, exact_f16);
     case Opcode::kSelect:
       return n == 3 && in == ElementType::kPred && inst.operand(1)->type().element_type() == t &&
              inst.operand(2)->type().element_type() == t;
@@ -180,7 +183,7 @@ bool ElementalOpSupported(const ir::Instruction& inst) {
   }
 }
 
-bool ScalarRegionSupported(const ir::Computation& region) {
+bool ScalarRegionSupported(const ir::Computation& region, bool exact_f16) {
   auto scalar = [](const ir::Value* v) {
     return v->type().is_tensor() && v->type().dims().empty() &&
            ElementalTypeSupported(v->type().element_type());
@@ -204,7 +207,7 @@ bool ScalarRegionSupported(const ir::Computation& region) {
     for (const ir::Value* v : inst->operands()) {
       if (!scalar(v)) return false;
     }
-    if (!ElementalOpSupported(*inst)) return false;
+    if (!ElementalOpSupported(*inst, exact_f16)) return false;
   }
   return region.return_instruction() != nullptr;
 }

@@ -26,12 +26,15 @@ bool ElementalMathOp(ir::Opcode opcode);
 
 // Elementwise instructions whose one output element the emitter computes from the operands'
 // elements at the same index (not the index-changing ops: those are the kernel emitter's).
-bool ElementalOpSupported(const ir::Instruction& instruction);
+// `exact_f16`: f16 values are loaded keeping signalling NaNs (ElementalEmitter::set_exact_f16),
+// which TOTALORDER compares of f16 need (the conversion to f32 would quiet such a NaN and move it
+// in the order); sort comparators load them so.
+bool ElementalOpSupported(const ir::Instruction& instruction, bool exact_f16 = false);
 
 // Whether ElementalEmitter::EmitRegion emits `region`: parameters and values all scalars of the
 // emitter's types, computed by scalar constants and ops ElementalOpSupported takes (a reduce
 // body such as argmax's, a comparator).
-bool ScalarRegionSupported(const ir::Computation& region);
+bool ScalarRegionSupported(const ir::Computation& region, bool exact_f16 = false);
 
 // Dimension-number checks the support predicates share: whether `dims` holds `d`, and whether
 // `dims` are distinct dims in [0, rank).

@@ -19,6 +19,7 @@ absl::Status EmitSortComparator(const passes::Kernel& kernel, const std::string&
   const ir::Instruction& sort = *kernel.root();
   llvm::IRBuilder<> b(module.getContext());
   ElementalEmitter elemental(b);
+  elemental.set_exact_f16(true);  // a few loads per call: f16 in total order
   llvm::Function* fn = DeclareKernelFunction(module, name);
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
   llvm::Type* ptr = b.getPtrTy();

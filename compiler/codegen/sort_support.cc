@@ -14,7 +14,7 @@ std::string SortKernelRefusal(const passes::Kernel& kernel) {
     return sort.Describe() + " is malformed";
   }
   const ir::Computation& comparator = *sort.regions()[0];
-  if (!ScalarRegionSupported(comparator) || comparator.parameters().size() != 2 * n ||
+  if (!ScalarRegionSupported(comparator, /*exact_f16=*/true) || comparator.parameters().size() != 2 * n ||
       comparator.return_instruction()->operands().size() != 1 ||
       comparator.return_instruction()->operand(0)->type().element_type() !=
           ir::ElementType::kPred) {

@@ -126,7 +126,8 @@ TEST(LoopKernelDifferentialTest, CompareSelectClampIsFinite) {
       EXPECT_EQ(run.mismatches, 0);
       if (!IsF(et)) continue;
       // The total order of the bit patterns (jnp.sort's comparator): -0 below +0, NaNs at the
-      // ends. f16 is refused (its conversion to f32 may quiet a signalling NaN).
+      // ends. f16 is refused in loop kernels (their loads' conversion to f32 may quiet a
+      // signalling NaN); sort comparators keep them (sort_thunk_test).
       SCOPED_TRACE("TOTALORDER");
       const std::string total = absl::StrCat("  %r = stablehlo.compare ", dir, ", %p0, %p1, ",
                                              "TOTALORDER : (", t, ", ", t, ") -> ", p);
