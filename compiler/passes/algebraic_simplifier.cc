@@ -158,7 +158,7 @@ ir::Value* Simplify(ir::Instruction& inst) {
 // transpose is the product's only reader: swaps the product's operands (and their attributes) and
 // gives it the transpose's type. Returns the rewritten product, or null.
 ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
-                                const std::unordered_map<const ir::Value*, int64_t>& uses) {
+                                std::unordered_map<const ir::Value*, int64_t>& uses) {
   const std::vector<int64_t>* perm = IntsAttribute(transpose, "permutation");
   if (perm == nullptr || *perm != std::vector<int64_t>{1, 0}) return nullptr;
   ir::Value* product = transpose.operand(0);
@@ -205,8 +205,12 @@ ir::Value* FoldTransposeIntoDot(ir::Instruction& transpose,
   dot->set_operand(0, dot->operand(1));
   dot->set_operand(1, a);
   product->set_type(transpose.result()->type());
-  // The transpose, now unused, stays valid (an identity) until DCE removes it.
+  // The transpose, now unused, stays valid (an identity) until DCE removes it. It still reads
+  // the product, which the transpose's users now read too: the product has more than one use,
+  // so that a transpose of this transpose does not fold the product back (that would leave the
+  // identity transpose reading a product of the other shape).
   transpose.mutable_attributes().Set("permutation", ir::Attribute::Ints({0, 1}));
+  uses[product] += 1;
   return product;
 }
 
@@ -274,7 +278,7 @@ class AlgebraicSimplifierPass : public Pass {
   absl::StatusOr<bool> Run(ir::Module& module) override {
     ValueMap replacements;
     bool changed = false;
-    const std::unordered_map<const ir::Value*, int64_t> uses = CountUses(module);
+    std::unordered_map<const ir::Value*, int64_t> uses = CountUses(module);
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
         ir::Instruction& inst = *instruction;

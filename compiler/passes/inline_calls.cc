@@ -37,9 +37,11 @@ class InlinePass : public Pass {
 
   absl::StatusOr<bool> Run(ir::Module& module) override {
     bool changed = false;
-    std::vector<ir::Computation*> computations;
-    for (const auto& c : module.computations()) computations.push_back(c.get());
     for (int round = 0; round < kMaxRounds; ++round) {
+      // Listed again every round: inlining a callee with control flow copies its regions into
+      // new computations, whose calls the next round inlines.
+      std::vector<ir::Computation*> computations;
+      for (const auto& c : module.computations()) computations.push_back(c.get());
       bool round_changed = false;
       for (ir::Computation* computation : computations) {
         bool any = false;

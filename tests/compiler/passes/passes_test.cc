@@ -116,6 +116,46 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kNegate), 1);
 }
 
+// Inlining a callee with a loop copies the loop's regions into new computations: the calls in
+// them (a scan body calling a jitted function, as JAX writes lax.scan inside jax.grad) are
+// inlined too, so that later passes (spmd-partition splits loop bodies) see no call at any depth.
+TEST(PassesTest, InlineCallsInTheLoopsOfInlinedCallees) {
+  auto m = RunPassChecked(R"(
+func.func private @step(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.exponential %a : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @loop(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %x = %a) : tensor<i32>, tensor<3xf32>
+  cond {
+    %n = stablehlo.constant dense<2> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %y = func.call @step(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    stablehlo.return %next, %y : tensor<i32>, tensor<3xf32>
+  }
+  return %0#1 : tensor<3xf32>
+}
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @loop(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})", CreateInlinePass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountOps(*m->entry(), ir::Opcode::kCall), 0);
+  const ir::Instruction* loop = nullptr;
+  for (const auto& inst : m->entry()->instructions()) {
+    if (inst->opcode() == ir::Opcode::kWhile) loop = inst.get();
+  }
+  ASSERT_NE(loop, nullptr) << m->ToString();
+  ASSERT_EQ(loop->regions().size(), 2u);
+  EXPECT_EQ(CountOps(*loop->regions()[1], ir::Opcode::kCall), 0) << m->ToString();
+  EXPECT_EQ(CountOps(*loop->regions()[1], ir::Opcode::kExponential), 1) << m->ToString();
+}
+
 // A composite with regions (they model an op with a body) keeps them: it stays a composite,
 // and runs its decomposition, which the regions do not change.
 TEST(PassesTest, CompositeWithRegionsStaysACallOfItsDecomposition) {
@@ -253,6 +293,17 @@ func.func @main(%x: tensor<6x4xf32>, %y: tensor<6x5xf32>) -> (tensor<5x4xf32>, t
 })", CreateAlgebraicSimplifierPass(), /*expect_changed=*/false);
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(CountOps(*kept->entry(), ir::Opcode::kTranspose), 1);
+  // A transpose of that transpose (a partitioned loop body's gradient had one) folds once: the
+  // first transpose, left an identity until DCE, still reads the product, so the second must not
+  // swap the product back (RunPassChecked verifies the module and compares the results).
+  std::unique_ptr<ir::Module> twice = RunPassChecked(R"(
+func.func @main(%x: tensor<6x4xf32>, %y: tensor<6x5xf32>) -> tensor<4x5xf32> {
+  %d = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %t = stablehlo.transpose %d, dims = [1, 0] : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  %u = stablehlo.transpose %t, dims = [1, 0] : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  return %u : tensor<4x5xf32>
+})", CreateAlgebraicSimplifierPass());
+  ASSERT_NE(twice, nullptr);
 }
 
 TEST(PassesTest, AlgebraicSimplifierDropsTheReshapesAroundAnAllReduce) {
