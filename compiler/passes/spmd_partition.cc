@@ -680,11 +680,15 @@ class Partitioner {
 
   // The unreduced axes `inst`'s result keeps when it is linear in its partial operands, which
   // all hold sums over those same axes: a sum or difference of two such values, a negation, a
-  // reshape, transpose or broadcast of one, or a select between two of them by a whole
-  // predicate (each device selects its parts). nullopt: the operands are summed first.
+  // reshape, transpose or broadcast of one, a select between two of them by a whole predicate
+  // (each device selects its parts), a dynamic slice of one or a dynamic update of one by
+  // another at whole indices (each device moves its parts), or a widening float conversion (JAX
+  // types convert_element_type of an unreduced value unreduced: a bf16 gradient made f32 stays a
+  // partial sum, summed in f32). nullopt: the operands are summed first.
   absl::StatusOr<std::optional<std::vector<ir::MeshAxisRef>>> LinearInPartials(
       const ir::Instruction& inst) {
     std::vector<size_t> partial_operands;
+    size_t arity = 0;
     switch (inst.opcode()) {
       case ir::Opcode::kAdd:
       case ir::Opcode::kSubtract:
@@ -696,13 +700,36 @@ class Partitioner {
       case ir::Opcode::kBroadcastInDim:
         partial_operands = {0};
         break;
+      case ir::Opcode::kConvert: {
+        // Widening only: each part is exact in the wider type, whose sum is then at least as
+        // precise as the narrow one (a narrowing would round every part).
+        if (inst.operands().size() != 1 || !inst.operand(0)->type().is_tensor()) {
+          return std::nullopt;
+        }
+        const ir::ElementType from = inst.operand(0)->type().element_type();
+        const ir::ElementType to = inst.result(0)->type().element_type();
+        if (!ir::IsFloat(from) || !ir::IsFloat(to) || ir::BitWidth(to) <= ir::BitWidth(from)) {
+          return std::nullopt;
+        }
+        partial_operands = {0};
+        break;
+      }
       case ir::Opcode::kSelect:
         partial_operands = {1, 2};
+        arity = 3;
+        break;
+      case ir::Opcode::kDynamicSlice:
+        partial_operands = {0};
+        arity = 1 + Rank(inst.operand(0));
+        break;
+      case ir::Opcode::kDynamicUpdateSlice:
+        partial_operands = {0, 1};
+        arity = 2 + Rank(inst.operand(0));
         break;
       default:
         return std::nullopt;
     }
-    const size_t arity = inst.opcode() == ir::Opcode::kSelect ? 3 : partial_operands.size();
+    if (arity == 0) arity = partial_operands.size();
     if (inst.num_results() != 1 || inst.operands().size() != arity ||
         !inst.result(0)->type().is_tensor()) {
       return std::nullopt;

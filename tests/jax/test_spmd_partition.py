@@ -259,6 +259,61 @@ def test_unreduced_scan_carry_is_summed_once_after_the_loop(devices):
     assert text.count("all-reduce(") == 1, text
 
 
+@pytest.mark.parametrize("custom_vjp", [False, True])
+def test_unreduced_gradients_of_a_scan_over_layers_inside_a_microbatch_scan(devices, custom_vjp):
+    """pjit_test's scan_over_layers_minibatch_unreduced: a scan over stacked layers (bf16 dots)
+    inside the microbatch scan. Its calls are inlined at every depth (the inner scan's body is
+    split along the batch, not gathered), and the layers' gradients stay partial sums through
+    the bf16-to-f32 conversion and the stacking (dynamic_update_slice) of the backward scan: one
+    all-reduce in all, and XLA:CPU's update."""
+    from jax import reshard
+    from jax.sharding import AxisType
+
+    def dot(xs, w):
+        return jnp.dot(xs.astype(jnp.bfloat16), w.astype(jnp.bfloat16))
+
+    if custom_vjp:
+        f = jax.custom_vjp(dot)
+
+        def f_bwd(res, g):
+            xs, w = res
+            return (jnp.dot(g.astype(jnp.bfloat16), w.T.astype(jnp.bfloat16)),
+                    jnp.dot(xs.T.astype(jnp.bfloat16), g.astype(jnp.bfloat16),
+                            out_sharding=P(unreduced={"x"})))
+        f.defvjp(lambda xs, w: (f(xs, w), (xs, w)), f_bwd)
+    else:
+        f = dot
+
+    def model(stacked_ws, xs):
+        final, _ = jax.lax.scan(lambda c, w: (f(c, w), None), xs, stacked_ws)
+        return jnp.sum(final)
+
+    def step(stacked_ws, xs):
+        def body(acc, x):
+            return jax.tree.map(jnp.add, acc, jax.grad(model)(stacked_ws, x)), None
+        acc = reshard(jax.tree.map(jnp.zeros_like, stacked_ws), P(unreduced={"x"}))
+        acc, _ = jax.lax.scan(body, acc, xs)
+        acc = reshard(acc, P())
+        return reshard(stacked_ws, P()) - acc * 0.01
+
+    rng = np.random.default_rng(11)
+    ws_np = (rng.standard_normal((4, 4, 4)) * 0.5).astype(np.float32)
+    xs_np = rng.standard_normal((2, 4, 4)).astype(jnp.bfloat16)
+    outs, text = {}, None
+    with jax.numpy_dtype_promotion("standard"):
+        for platform, devs in devices.items():
+            mesh = Mesh(np.array(devs[:2]), ("x",), axis_types=(AxisType.Explicit,))
+            with jax.set_mesh(mesh):
+                ws = jax.device_put(ws_np, P(reduced={"x"}))
+                xs = jax.device_put(xs_np, P(None, "x", None))
+                outs[platform] = np.asarray(jax.jit(step)(ws, xs))
+                if platform == "ember":
+                    text = jax.jit(step).lower(ws, xs).compile().as_text()
+    np.testing.assert_allclose(outs["ember"], outs["cpu"], rtol=1e-5, atol=1e-5)
+    assert text.count("all-reduce(") == 1, text
+    assert "all-gather(" not in text, text
+
+
 def test_partial_sums_wanted_split_are_reduce_scattered(devices):
     """Each device sums only its block: the compiled program reduce-scatters, with no all-reduce."""
     fn, inputs, mesh_shape, axes = CASES["row_parallel_reduce_scatter"]

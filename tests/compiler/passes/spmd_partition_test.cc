@@ -333,6 +333,56 @@ module @jit_linear {
   EXPECT_EQ(ret->operand(2)->producer()->opcode(), ir::Opcode::kSelect) << m->ToString();
 }
 
+TEST(SpmdPartitionTest, ConversionsAndDynamicSlicesAndUpdatesKeepPartialSumsPartial) {
+  // A bf16 partial dot made f32 (each device converts its part, as JAX types it), stacked into
+  // a partial accumulator at a whole index (dynamic_update_slice) and read back at one
+  // (dynamic_slice): no all-reduce; the stack is returned unreduced as it is. A narrowing or
+  // integer conversion of a partial sum is not taken (the dot is summed first, once).
+  auto m = Parse(R"(
+module @jit_stack {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<4x8xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>},
+                         %b: tensor<8x2xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %acc: tensor<3x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}], unreduced={"x"}>},
+                         %i: tensor<i32> {sdy.sharding = #sdy.sharding<@mesh, []>})
+      -> (tensor<3x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}], unreduced={"x"}>},
+          tensor<1x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}], unreduced={"x"}>},
+          tensor<4x2xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+          tensor<4x2xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xbf16>
+    %f = stablehlo.convert %d : (tensor<4x2xbf16>) -> tensor<4x2xf32>
+    %u = stablehlo.reshape %f : (tensor<4x2xf32>) -> tensor<1x4x2xf32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %s = stablehlo.dynamic_update_slice %acc, %u, %i, %z, %z : (tensor<3x4x2xf32>, tensor<1x4x2xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x4x2xf32>
+    %r = stablehlo.dynamic_slice %s, %i, %z, %z, sizes = [1, 4, 2] : (tensor<3x4x2xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x4x2xf32>
+    %n = stablehlo.convert %d : (tensor<4x2xbf16>) -> tensor<4x2xi32>
+    %h = stablehlo.convert %f : (tensor<4x2xf32>) -> tensor<4x2xbf16>
+    return %s, %r, %n, %h : tensor<3x4x2xf32>, tensor<1x4x2xf32>, tensor<4x2xi32>, tensor<4x2xbf16>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = RunPass(*m, 4);
+  ASSERT_TRUE(status.ok()) << status;
+  const ir::Computation& main = *m->entry();
+  // Two sums: the bf16 dot's (for the integers) and the f32 conversion's (for the narrowing).
+  EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 2) << m->ToString();
+  const ir::Instruction* ret = main.return_instruction();
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(ret->operand(0)->producer()->opcode(), ir::Opcode::kDynamicUpdateSlice)
+      << m->ToString();
+  EXPECT_EQ(ret->operand(1)->producer()->opcode(), ir::Opcode::kDynamicSlice) << m->ToString();
+  const ir::Instruction* to_int = ret->operand(2)->producer();
+  ASSERT_EQ(to_int->opcode(), ir::Opcode::kConvert) << m->ToString();
+  EXPECT_EQ(to_int->operand(0)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+  // f32 -> bf16 of the partial f32: summed first (in f32), then narrowed; returned unreduced,
+  // the whole value is kept on the first device (a select).
+  const ir::Instruction* keep = ret->operand(3)->producer();
+  ASSERT_EQ(keep->opcode(), ir::Opcode::kSelect) << m->ToString();
+  const ir::Instruction* narrow = keep->operand(1)->producer();
+  ASSERT_EQ(narrow->opcode(), ir::Opcode::kConvert) << m->ToString();
+  EXPECT_EQ(narrow->operand(0)->producer()->opcode(), ir::Opcode::kAllReduce) << m->ToString();
+}
+
 TEST(SpmdPartitionTest, ManualComputationsTakeUnreducedOperandsAsTheirPartialSums) {
   // shard_map(in_specs=P(unreduced={"x"})): the body gets each device's part of the sum (it
   // sums it itself), so the dot's partial result goes in as it is; a whole operand becomes a
