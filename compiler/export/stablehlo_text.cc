@@ -48,11 +48,12 @@ std::string Quoted(absl::string_view s) {
 
 // @name, quoted where the name is not a bare identifier (JAX names functions "<lambda>").
 std::string Symbol(absl::string_view name) {
+  // MLIR's bare-id: (letter | _) (letter | digit | [_$.])*. A '-' (JAX names jit(scatter-add)'s
+  // module jit_scatter-add) needs the quoted form: the parser stops at it.
   bool bare =
       !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (char c : name) {
-    bare &=
-        std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' || c == '-';
+    bare &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
   }
   return absl::StrCat("@", bare ? std::string(name) : Quoted(name));
 }

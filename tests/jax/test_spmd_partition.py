@@ -324,3 +324,30 @@ def test_partial_sums_wanted_split_are_reduce_scattered(devices):
         text = jax.jit(fn).lower(*placed).compile().as_text()
     assert "reduce-scatter" in text, text
     assert "all-reduce" not in text, text
+
+
+def test_programs_whose_names_have_a_hyphen_report_their_shardings(devices):
+    """jit(scatter-add) (x.at[i].add) names its module jit_scatter-add: its optimized program
+    must parse in jaxlib (the name quoted), or the executable reports no output shardings and
+    jit's C++ fast path fails with std::bad_cast (pjit_test's test_jnp_repeat, through an
+    eager scatter inside auto_axes)."""
+    from jax.sharding import AxisType, auto_axes
+
+    mesh = Mesh(np.array(devices["ember"][:2]), ("x",), axis_types=(AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        out = jnp.repeat(np.eye(3), np.array((2, 2, 2)) - 1, axis=0)
+        assert out.sharding == NamedSharding(mesh, P(None, None))
+        np.testing.assert_array_equal(np.asarray(out), np.eye(3))
+        f = auto_axes(lambda a: jnp.zeros([3], dtype="int32").at[np.array([0, 1, 1])].add(1),
+                      out_sharding=P(None))
+        np.testing.assert_array_equal(np.asarray(f(np.ones(3, np.float32))), [1, 2, 0])
+
+    def scatter_add(z, i, u):
+        return jax.lax.scatter_add(z, i, u, jax.lax.ScatterDimensionNumbers((), (0,), (0,)))
+    scatter_add.__name__ = "scatter-add"
+    replicated = NamedSharding(Mesh(np.array(devices["ember"][:2]), ("x",)), P())
+    args = [jax.device_put(a, replicated) for a in
+            (np.zeros(3, np.int32), np.array([[0], [1], [1]], np.int32), np.ones(3, np.int32))]
+    executable = jax.jit(scatter_add).lower(*args).compile().runtime_executable()
+    assert "jit_scatter-add" in executable.hlo_modules()[0].to_string()
+    assert executable.get_output_shardings() is not None

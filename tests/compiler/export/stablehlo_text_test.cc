@@ -188,6 +188,31 @@ module @m {
   ASSERT_TRUE(Import(*text).ok());
 }
 
+TEST(StablehloTextExportTest, SymbolsThatAreNotBareIdentifiersAreQuoted) {
+  // JAX names the module of jit(scatter-add) (x.at[i].add) jit_scatter-add. MLIR's bare
+  // identifiers have no '-': unquoted, jaxlib's parser stopped there, the executable had no
+  // optimized program, hence no output shardings, and jit's fast path failed with bad_cast.
+  std::unique_ptr<ir::Module> m = test_util::Parse(R"mlir(
+module @m {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %y = stablehlo.negate %x : tensor<3xf32>
+    return %y : tensor<3xf32>
+  }
+}
+)mlir");
+  ASSERT_NE(m, nullptr);
+  StablehloModuleHeader header{"jit_scatter-add", 1, 2, {"{replicated}"}, {"{replicated}"}};
+  absl::StatusOr<std::string> text = ExportStablehloText(*m, *m->entry(), header);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StartsWith(*text, "module @\"jit_scatter-add\" attributes")) << *text;
+  ASSERT_TRUE(Import(*text).ok());
+  header.name = "jit_f.g$1";
+  text = ExportStablehloText(*m, *m->entry(), header);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StartsWith(*text, "module @jit_f.g$1 attributes")) << *text;
+  ASSERT_TRUE(Import(*text).ok());
+}
+
 TEST(StablehloTextExportTest, WhatTheTextCannotSayIsAnErrorNamingTheOp) {
   std::unique_ptr<ir::Module> m = test_util::Parse(R"mlir(
 module @m {
