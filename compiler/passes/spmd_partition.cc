@@ -47,6 +47,7 @@
 #include "compiler/passes/sharding_propagation.h"
 #include "compiler/passes/sharding_rules.h"
 #include "compiler/passes/spmd_builder.h"
+#include "compiler/passes/unify_meshes.h"
 
 namespace ember::passes {
 namespace {
@@ -1379,6 +1380,8 @@ class SpmdPartitionPass : public Pass {
     // Calls are inlined first: their bodies (shard_maps in them too) are then split like the
     // rest of the entry.
     EMBER_RETURN_IF_ERROR(CreateInlinePass()->Run(module).status());
+    // Shardings over other meshes of the same devices are written over the program's mesh.
+    EMBER_RETURN_IF_ERROR(CreateUnifyMeshesPass()->Run(module).status());
     absl::StatusOr<bool> propagated = CreateShardingPropagationPass()->Run(module);
     std::string why;
     if (!propagated.ok()) {

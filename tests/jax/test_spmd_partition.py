@@ -351,3 +351,33 @@ def test_programs_whose_names_have_a_hyphen_report_their_shardings(devices):
     executable = jax.jit(scatter_add).lower(*args).compile().runtime_executable()
     assert "jit_scatter-add" in executable.hlo_modules()[0].to_string()
     assert executable.get_output_shardings() is not None
+
+
+def test_a_reshaped_abstract_mesh_is_written_over_the_programs_mesh(devices):
+    """pjit_test's abstract_mesh_changing_names_sizes_auto_mode: a constraint over the mesh
+    ("a"=4, "b"=1) that a function makes from the 2x2 mesh ("x", "y") of its argument. Both
+    meshes hold the same devices in the same order, so "a" is ("x", "y"): the program is
+    partitioned (not replicated), and its result is split over "a" as XLA splits it."""
+    from jax.sharding import AxisType
+
+    x_np = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    outs = {}
+    for platform, devs in devices.items():
+        mesh = Mesh(np.array(devs).reshape(2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+        with jax.set_mesh(mesh):
+            reshaped = mesh.abstract_mesh.update(axis_sizes=(4, 1), axis_names=("a", "b"))
+
+            @jax.jit
+            def f(x):
+                x = jnp.sin(x)
+                with jax.sharding.use_abstract_mesh(reshaped):
+                    x = jax.lax.with_sharding_constraint(x, P(("a", "b"), None))
+                    return x * 2
+
+            out = f(jax.device_put(x_np, P("x", "y")))
+            outs[platform] = (np.asarray(out), out.sharding.spec)
+            if platform == "ember":
+                text = f.lower(jax.device_put(x_np, P("x", "y"))).compile().as_text()
+    np.testing.assert_allclose(outs["ember"][0], outs["cpu"][0], rtol=1e-6)
+    assert outs["ember"][1] == outs["cpu"][1] == P("a"), (outs["ember"][1], outs["cpu"][1])
+    assert "all-gather(" not in text, text

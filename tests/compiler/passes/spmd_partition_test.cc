@@ -3,11 +3,15 @@
 // then row, reductions over split dimensions), what stays whole and why (named in the report),
 // and the programs it gives to spmd-replicate. (Values on devices, next to XLA:CPU:
 // tests/jax/test_multidevice.py.)
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass.h"
+#include "compiler/passes/unify_meshes.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/parse_module.h"
 
@@ -573,11 +577,58 @@ module @jit_segment_sum {
   EXPECT_EQ(Count(main, ir::Opcode::kAllReduce), 1) << m->ToString();
 }
 
+TEST(SpmdPartitionTest, ShardingsOverAnotherMeshOfTheSameDevicesAreWrittenOverTheProgramsMesh) {
+  // JAX's use_abstract_mesh(mesh.update(axis_sizes=(4, 1), axis_names=("a", "b"))) over a 2x2
+  // mesh ("x", "y"): "a" is ("x", "y") and "b" (size 1) no axis. The constraint splits rows four
+  // ways like the argument's ("x", "y") rows: nothing moves, and the result is split as "a" says.
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  sdy.mesh @mesh_0 = <["a"=4, "b"=1]>
+  func.func public @main(%p: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>})
+      -> tensor<8x2xf32> {
+    %s = stablehlo.sine %p : tensor<8x2xf32>
+    %c = sdy.sharding_constraint %s <@mesh_0, [{"a", "b"}, {}]> : tensor<8x2xf32>
+    %t = stablehlo.multiply %c, %c : tensor<8x2xf32>
+    return %t : tensor<8x2xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(RunPass(*m, 4).ok());
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllGather), 0) << m->ToString();
+  EXPECT_EQ(Count(main, ir::Opcode::kAllToAll), 0) << m->ToString();
+  EXPECT_EQ(TypeOf(main, ir::Opcode::kMultiply), "tensor<2x2xf32>") << m->ToString();
+  EXPECT_FALSE(absl::StrContains(Report(*m), "spmd-replicate")) << Report(*m);
+  // Axis by axis over the same devices, whole or in part; a size-1 axis is none.
+  ir::Mesh two_by_two{{"x", "y"}, {2, 2}, {}}, four_one{{"a", "b"}, {4, 1}, {}};
+  ir::Mesh four{{"z"}, {4}, {}};
+  auto refs = [](const std::optional<std::vector<ir::MeshAxisRef>>& r) {
+    if (!r.has_value()) return std::string("none");
+    std::string out;
+    for (const ir::MeshAxisRef& a : *r) {
+      absl::StrAppend(&out, a.name, a.whole() ? "" : absl::StrCat(":(", a.pre_size, ")", a.size),
+                      " ");
+    }
+    return out;
+  };
+  EXPECT_EQ(refs(AxisOnMesh(four_one, "a", two_by_two)), "x y ");
+  EXPECT_EQ(refs(AxisOnMesh(four_one, "b", two_by_two)), "");
+  EXPECT_EQ(refs(AxisOnMesh(two_by_two, "x", four)), "z:(1)2 ");
+  EXPECT_EQ(refs(AxisOnMesh(two_by_two, "y", four)), "z:(2)2 ");
+  ir::Mesh reversed{{"a", "b"}, {4, 1}, {3, 2, 1, 0}};
+  EXPECT_EQ(refs(AxisOnMesh(reversed, "a", two_by_two)), "none");
+  ir::Mesh three{{"t"}, {3}, {}}, six{{"u", "v"}, {2, 3}, {}}, six_r{{"p", "q"}, {3, 2}, {}};
+  EXPECT_EQ(refs(AxisOnMesh(three, "t", six)), "none");  // other devices
+  EXPECT_EQ(refs(AxisOnMesh(six_r, "p", six)), "none");  // 3 straddles u=2 unevenly
+}
+
 TEST(SpmdPartitionTest, ProgramsOverSeveralMeshesGoToSpmdReplicateAndSayWhy) {
+  // The second mesh orders the devices otherwise: its shardings cannot be written over the first.
   auto m = Parse(R"(
 module @jit_two {
   sdy.mesh @a = <["x"=4]>
-  sdy.mesh @b = <["y"=4]>
+  sdy.mesh @b = <["y"=4], device_ids=[3, 2, 1, 0]>
   func.func public @main(%p: tensor<8xf32> {sdy.sharding = #sdy.sharding<@a, [{"x"}]>},
                          %q: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>})
       -> tensor<8xf32> {
