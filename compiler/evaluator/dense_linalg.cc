@@ -882,8 +882,40 @@ bool GeneralEigen<double>(const Matrix<double>& a, bool left, bool right, std::v
   return true;
 }
 
+template <typename S>
+void LuFactor(Matrix<S>& a, std::vector<int32_t>& pivots) {
+  const int64_t k = std::min(a.rows, a.cols);
+  pivots.assign(static_cast<size_t>(k), 0);
+  for (int64_t j = 0; j < k; ++j) {
+    // LAPACK's I*AMAX: the first largest (a NaN is never larger; a NaN first stays).
+    int64_t p = j;
+    double best = Abs1(a(j, j));
+    for (int64_t i = j + 1; i < a.rows; ++i) {
+      if (Abs1(a(i, j)) > best) {
+        best = Abs1(a(i, j));
+        p = i;
+      }
+    }
+    pivots[static_cast<size_t>(j)] = static_cast<int32_t>(p);
+    if (a(p, j) != S(0)) {
+      if (p != j) {
+        for (int64_t c = 0; c < a.cols; ++c) std::swap(a(p, c), a(j, c));
+      }
+      const S inverse = S(1) / a(j, j);
+      for (int64_t i = j + 1; i < a.rows; ++i) a(i, j) *= inverse;
+    }
+    for (int64_t i = j + 1; i < a.rows; ++i) {
+      const S l = a(i, j);
+      if (l == S(0)) continue;
+      for (int64_t c = j + 1; c < a.cols; ++c) a(i, c) -= l * a(j, c);
+    }
+  }
+}
+
 template struct Matrix<double>;
 template struct Matrix<Complex>;
+template void LuFactor(Matrix<double>&, std::vector<int32_t>&);
+template void LuFactor(Matrix<Complex>&, std::vector<int32_t>&);
 template void Tridiagonalize(Matrix<double>&, bool, std::vector<double>&, std::vector<double>&,
                              std::vector<double>&);
 template void Tridiagonalize(Matrix<Complex>&, bool, std::vector<double>&, std::vector<double>&,

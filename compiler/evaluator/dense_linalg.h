@@ -40,6 +40,13 @@ void Tridiagonalize(Matrix<S>& a, bool lower, std::vector<double>& d, std::vecto
 template <typename S>
 Matrix<S> TridiagonalQ(const Matrix<S>& packed, bool lower, const std::vector<S>& taus);
 
+// LAPACK xGETRF: A = P L U by Gaussian elimination with partial pivoting, column by column (the
+// pivot is the first entry of largest |re| + |im| on or below the diagonal; a zero pivot leaves
+// its column as it is). On return `a` holds L's multipliers below the diagonal and U on and above
+// it; `pivots` (min(rows, cols) entries, 0-based) the row each step swapped with.
+template <typename S>
+void LuFactor(Matrix<S>& a, std::vector<int32_t>& pivots);
+
 // LAPACK xGEHRD (ilo = 1, ihi = n): A = Q H Q^H with H upper Hessenberg. On return `a` holds H on
 // and above the first subdiagonal and the reflectors below it; taus has n-1 entries.
 template <typename S>

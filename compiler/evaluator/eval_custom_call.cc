@@ -33,7 +33,7 @@
 // The tolerances: the check dialect's ops carry theirs (the importer fills in the op's defaults,
 // 1e-4 and 1/0 ULP); a `stablehlo.custom_call @check.expect_*` carries none and gets the StableHLO
 // interpreter's values for the custom-call form: 1e-3 absolute, and 0 to 3 ULP.
-//   ember_eigh, ember_svd, ember_eig, ember_schur, ember_hessenberg, ember_tridiagonal
+//   ember_eigh, ember_svd, ember_eig, ember_schur, ember_hessenberg, ember_tridiagonal, ember_lu
 //                                                  Ember's lowerings of JAX's linalg primitives
 //                                                  (eval_linalg_custom_calls.cc)
 // Not covered (platform-only or dynamic-only): stablehlo.dynamic_approx_top_k, LuDecomposition,

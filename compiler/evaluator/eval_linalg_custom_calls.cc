@@ -9,6 +9,8 @@
 //   ember_schur(a) {compute_schur_vectors}        -> t[, vs]     real input: quasi-triangular
 //   ember_hessenberg(a)                           -> a, taus     xGEHRD's packed form
 //   ember_tridiagonal(a) {lower}                  -> a, d, e, taus  xSYTRD / xHETRD's packed form
+//   ember_lu(a)                                   -> lu, pivots, permutation  xGETRF's packed form,
+//                                                    pivots and permutation 0-based int32
 // A matrix whose iteration does not converge gets NaN in all its results, as XLA:CPU gives when
 // LAPACK reports failure. The numerics are in dense_linalg.cc (double precision throughout).
 #include "compiler/evaluator/eval_linalg_custom_calls.h"
@@ -289,11 +291,45 @@ absl::StatusOr<std::vector<EvalValue>> Tridiagonal(const ir::Instruction& inst,
                             });
 }
 
+absl::StatusOr<std::vector<EvalValue>> Lu(const ir::Instruction& inst, const ir::Literal& a) {
+  EMBER_ASSIGN_OR_RETURN(Batched m, MatrixOperand(inst, a, /*square=*/false));
+  if (inst.num_results() != 3) {
+    return fs::OpError(inst, "ember_lu has three results (lu, pivots, permutation)");
+  }
+  return fs::ByLinalgScalar(
+      inst, a.element_type(), [&](auto tag) -> absl::StatusOr<std::vector<EvalValue>> {
+        using S = typename decltype(tag)::type;
+        EMBER_ASSIGN_OR_RETURN(std::vector<S> in, fs::LiteralTo<S>(a));
+        std::vector<S> lus;
+        std::vector<int32_t> pivots, permutations;
+        for (int64_t b = 0; b < m.batch; ++b) {
+          Matrix<S> lu = Slice(in, b, m.rows, m.cols);
+          std::vector<int32_t> p;
+          linalg::LuFactor(lu, p);
+          std::vector<int32_t> perm(static_cast<size_t>(m.rows));
+          for (int64_t i = 0; i < m.rows; ++i) perm[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+          for (size_t j = 0; j < p.size(); ++j) std::swap(perm[j], perm[static_cast<size_t>(p[j])]);
+          Append(lus, lu);
+          pivots.insert(pivots.end(), p.begin(), p.end());
+          permutations.insert(permutations.end(), perm.begin(), perm.end());
+        }
+        std::vector<EvalValue> out;
+        EMBER_ASSIGN_OR_RETURN(EvalValue r0, MakeResult<S>(inst, 0, lus));
+        EMBER_ASSIGN_OR_RETURN(EvalValue r1, MakeResult<int32_t>(inst, 1, pivots));
+        EMBER_ASSIGN_OR_RETURN(EvalValue r2, MakeResult<int32_t>(inst, 2, permutations));
+        out.push_back(std::move(r0));
+        out.push_back(std::move(r1));
+        out.push_back(std::move(r2));
+        return out;
+      });
+}
+
 }  // namespace
 
 bool IsLinalgCustomCall(std::string_view target) {
   return target == "ember_eigh" || target == "ember_svd" || target == "ember_eig" ||
-         target == "ember_schur" || target == "ember_hessenberg" || target == "ember_tridiagonal";
+         target == "ember_schur" || target == "ember_hessenberg" || target == "ember_tridiagonal" ||
+         target == "ember_lu";
 }
 
 absl::StatusOr<std::vector<EvalValue>> EvalLinalgCustomCall(const ir::Instruction& inst,
@@ -306,6 +342,7 @@ absl::StatusOr<std::vector<EvalValue>> EvalLinalgCustomCall(const ir::Instructio
   if (target == "ember_eig") return Eig(inst, *a);
   if (target == "ember_schur") return Schur(inst, *a);
   if (target == "ember_hessenberg") return Hessenberg(inst, *a);
+  if (target == "ember_lu") return Lu(inst, *a);
   return Tridiagonal(inst, *a);
 }
 

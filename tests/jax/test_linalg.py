@@ -1,4 +1,4 @@
-"""eigh, svd, eig, schur, hessenberg, tridiagonal and what is built on them (issue 12, item 4),
+"""eigh, svd, eig, schur, hessenberg, tridiagonal, lu and what is built on them (issue 12, item 4),
 on Ember (lowered by jax_plugins.ember.linalg to Ember's custom calls) and on XLA:CPU (LAPACK)
 in this process. Values LAPACK defines uniquely (eigenvalues, singular values, the packed
 Hessenberg and tridiagonal forms) are compared directly; vectors, defined up to phase, are
@@ -218,3 +218,30 @@ def test_options_xla_cpu_rejects_are_rejected(ember_devices):
         jax.jit(lambda x: jax.lax.linalg.schur(x, sort_eig_vals=True)).lower(a)
     with pytest.raises(NotImplementedError, match="subset_by_index"):
         jax.jit(lambda x: jax.lax.linalg.eigh(x, subset_by_index=(0, 1))).lower(a)
+
+
+@pytest.mark.parametrize("dtype", REAL_AND_COMPLEX, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape", [(1, 1), (5, 5), (3, 6, 6), (7, 4), (4, 7), (0, 0)], ids=str)
+def test_lu_matches_getrf(dtype, shape, ember_devices):
+    """lax.linalg.lu lowers to ember_lu (not JAX's generic Python LU): XLA:CPU's (LAPACK
+    getrf's) pivots and permutation, and its packed factors."""
+    a = _random(shape, dtype, 12)
+    (lu, pivots, perm), (lu_cpu, pivots_cpu, perm_cpu) = _run(jax.lax.linalg.lu, a)
+    np.testing.assert_array_equal(pivots, pivots_cpu)
+    np.testing.assert_array_equal(perm, perm_cpu)
+    _close(lu, lu_cpu, dtype, 10 * max(np.abs(a).max(initial=0), 1))
+    text = jax.jit(jax.lax.linalg.lu).lower(a).as_text()
+    assert "ember_lu" in text, text
+
+
+def test_lu_of_singular_matrices_and_what_is_built_on_it(ember_devices):
+    sing = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+    got, want = _run(jax.lax.linalg.lu, sing)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    a = _random((6, 6), np.float32, 13)
+    b = _random((6, 2), np.float32, 14)
+    for fn in (jnp.linalg.solve, lambda a, b: jnp.linalg.slogdet(a)[1] + b[0, 0],
+               lambda a, b: jnp.linalg.inv(a) @ b, lambda a, b: jnp.linalg.det(a) * b):
+        got, want = _run(fn, a, b)
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4 * np.abs(want).max())

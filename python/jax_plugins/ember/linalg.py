@@ -6,6 +6,10 @@ LAPACK, cuSOLVER or TPU kernels); a plugin platform gets "MLIR translation rule 
 compiler/evaluator/eval_linalg_custom_calls.cc), row-major, batched over leading dimensions,
 with the attributes in the typed-FFI backend_config dictionary. Options that XLA:CPU rejects
 are rejected the same way, so programs behave as they do on XLA:CPU.
+
+lu has a generic lowering (a Python LU of gathers and loops); it is replaced too, by ember_lu
+(LAPACK getrf's result, as XLA:CPU gives it): one call instead of a loop of small ops, and no
+gather whose sharding JAX cannot type under a mesh (solve, det, slogdet, inv are built on it).
 """
 from jax import ffi
 from jax._src.interpreters import mlir
@@ -62,6 +66,11 @@ def _tridiagonal(ctx, operand, *, lower):
     return ffi.ffi_lowering("ember_tridiagonal")(ctx, operand, lower=bool(lower))
 
 
+def _lu(ctx, operand):
+    # (lu, pivots, permutation), as XLA:CPU's getrf lowering returns them (0-based pivots).
+    return ffi.ffi_lowering("ember_lu")(ctx, operand)
+
+
 RULES = {
     "eigh_p": _eigh,
     "svd_p": _svd,
@@ -69,6 +78,7 @@ RULES = {
     "schur_p": _schur,
     "hessenberg_p": _hessenberg,
     "tridiagonal_p": _tridiagonal,
+    "lu_p": _lu,
 }
 
 

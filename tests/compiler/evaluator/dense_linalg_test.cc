@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
+#include <type_traits>
 
 namespace ember::eval::linalg {
 namespace {
@@ -105,6 +107,61 @@ TYPED_TEST(DenseLinalgTest, HermitianEigenReconstructsFromEitherTriangle) {
       EXPECT_LT(MaxDiff(Mul(Mul(v, d), Adjoint(v)), a), 1e-10 * n);
     }
   }
+}
+
+TYPED_TEST(DenseLinalgTest, LuFactorPivotsLikeGetrfAndReconstructs) {
+  using S = TypeParam;
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 5}, {7, 4}, {4, 7}, {16, 16}}) {
+    const Matrix<S> a = RandomMatrix<S>(rows, cols, static_cast<uint32_t>(rows * 31 + cols));
+    Matrix<S> lu = a;
+    std::vector<int32_t> pivots;
+    LuFactor(lu, pivots);
+    const int64_t k = std::min(rows, cols);
+    ASSERT_EQ(static_cast<int64_t>(pivots.size()), k);
+    // P A = L U, with L unit lower (rows x k) and U upper (k x cols).
+    Matrix<S> l(rows, k), u(k, cols), pa = a;
+    for (int64_t j = 0; j < k; ++j) {
+      ASSERT_GE(pivots[j], j);
+      ASSERT_LT(pivots[j], rows);
+      for (int64_t c = 0; c < cols; ++c) std::swap(pa(j, c), pa(pivots[j], c));
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        if (i > j && j < k) l(i, j) = lu(i, j);
+        if (i <= j && i < k) u(i, j) = lu(i, j);
+      }
+      if (i < k) l(i, i) = S(1);
+    }
+    EXPECT_LT(MaxDiff(Mul(l, u), pa), 1e-12 * rows) << rows << "x" << cols;
+    // Partial pivoting: every multiplier is at most 1 in modulus (sqrt(2) for complex values,
+    // whose pivots are chosen by |re| + |im|, as LAPACK's ICAMAX does).
+    const double bound = std::is_same_v<S, Complex> ? std::sqrt(2.0) : 1.0;
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < std::min(i, k); ++j) {
+        EXPECT_LE(std::abs(Complex(lu(i, j))), bound + 1e-12);
+      }
+    }
+  }
+  // Ties go to the first row; a zero column is left as it is (getrf reports it, and goes on).
+  Matrix<S> tie(3, 3);
+  tie(0, 0) = S(-2);
+  tie(1, 0) = S(2);
+  tie(2, 0) = S(1);
+  tie(0, 1) = S(1);
+  tie(1, 1) = S(1);
+  tie(2, 2) = S(3);
+  std::vector<int32_t> pivots;
+  LuFactor(tie, pivots);
+  EXPECT_EQ(pivots, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(tie(1, 0), S(-1));
+  EXPECT_EQ(tie(1, 1), S(2));
+  Matrix<S> zero(2, 2);
+  zero(0, 1) = S(1);
+  zero(1, 1) = S(4);
+  LuFactor(zero, pivots);
+  EXPECT_EQ(pivots, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(zero(1, 0), S(0));
+  EXPECT_EQ(zero(1, 1), S(4));
 }
 
 TYPED_TEST(DenseLinalgTest, TridiagonalizePacksLapackStyle) {
