@@ -34,6 +34,25 @@ llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& n
   return fn;
 }
 
+void MarkLoopsParallel(const std::vector<llvm::BasicBlock*>& blocks,
+                       const std::vector<llvm::BranchInst*>& back_edges) {
+  if (blocks.empty()) return;
+  llvm::LLVMContext& ctx = blocks.front()->getContext();
+  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+  for (llvm::BasicBlock* block : blocks) {
+    for (llvm::Instruction& inst : *block) {
+      if (inst.mayReadOrWriteMemory()) inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+    }
+  }
+  llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
+  for (llvm::BranchInst* back : back_edges) {
+    llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+}
+
 ElementGenerator::ElementGenerator(const passes::Kernel& kernel, llvm::IRBuilderBase& builder,
                                    ElementalEmitter& elemental)
     : kernel_(kernel), b_(builder), elemental_(elemental) {

@@ -49,6 +49,16 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 //   void name(const void* const* inputs, void* const* outputs, int64 begin, int64 end)
 llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& name);
 
+// Marks the element loops `back_edges` close as parallel (llvm.loop.parallel_accesses): no
+// iteration reads what another writes (each writes its own output elements; an output shares
+// memory only with an input read at the same element, before the store: buffer assignment frees
+// a slot only after its last reader). LLVM then vectorizes without run-time overlap checks and
+// the scalar copy of the body behind them, and also where it cannot prove the inputs and outputs
+// apart (rows read at computed positions). Every memory access in `blocks` joins the loops'
+// access group.
+void MarkLoopsParallel(const std::vector<llvm::BasicBlock*>& blocks,
+                       const std::vector<llvm::BranchInst*>& back_edges);
+
 class ElementGenerator {
  public:
   ElementGenerator(const passes::Kernel& kernel, llvm::IRBuilderBase& builder,

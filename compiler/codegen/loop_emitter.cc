@@ -122,7 +122,12 @@ class LoopEmitter {
       back_edges.push_back(b_.CreateCondBr(b_.CreateICmpSLT(j_next, seg_end), inner, done));
       b_.SetInsertPoint(done);
     }
-    MarkParallel(*fn, *entry, back_edges);
+    // Every block but `entry` is inside the element loops.
+    std::vector<llvm::BasicBlock*> blocks;
+    for (llvm::BasicBlock& block : *fn) {
+      if (&block != entry) blocks.push_back(&block);
+    }
+    MarkLoopsParallel(blocks, back_edges);
 
     llvm::Value* next = b_.CreateAdd(row_base, j_end);
     i->addIncoming(next, b_.GetInsertBlock());
@@ -134,33 +139,6 @@ class LoopEmitter {
   }
 
  private:
-  // Marks the element loops `back_edges` close as parallel: no iteration reads what another writes
-  // (each writes its own output elements; an output shares memory only with an input read at
-  // the same element, before the store). LLVM then vectorizes without proving that the inputs
-  // and outputs do not overlap, which it cannot do for rows read at computed positions
-  // (concatenate, pad): it gave up on such loops and left every fused op, transcendentals
-  // included, scalar. Every memory access outside `entry` joins the loop's access group.
-  void MarkParallel(llvm::Function& fn, llvm::BasicBlock& entry,
-                    const std::vector<llvm::BranchInst*>& back_edges) {
-    llvm::LLVMContext& ctx = module_.getContext();
-    llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
-    for (llvm::BasicBlock& block : fn) {
-      if (&block == &entry) continue;
-      for (llvm::Instruction& inst : block) {
-        if (inst.mayReadOrWriteMemory()) {
-          inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
-        }
-      }
-    }
-    llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
-    for (llvm::BranchInst* back : back_edges) {
-      llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
-      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
-      id->replaceOperandWith(0, id);
-      back->setMetadata(llvm::LLVMContext::MD_loop, id);
-    }
-  }
-
   // No op needs per-dim indices: only elementwise ops, reshapes and broadcasts of scalars.
   bool Flat() const {
     for (const ir::Instruction* inst : kernel_.instructions) {

@@ -178,7 +178,15 @@ class ReduceEmitter {
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "row_done", fn_);
       llvm::BranchInst* back = b_.CreateCondBr(
           b_.CreateICmpSLT(j_next, b_.getInt64(layout_.row_length)), element, done);
-      MarkParallel(element, *back);
+      // The element loop's blocks: from `element` to the one `back` ends.
+      std::vector<llvm::BasicBlock*> blocks;
+      bool in_loop = false;
+      for (llvm::BasicBlock& block : *fn_) {
+        in_loop |= &block == element;
+        if (in_loop) blocks.push_back(&block);
+        if (&block == back->getParent()) break;
+      }
+      MarkLoopsParallel(blocks, {back});
       b_.SetInsertPoint(done);
       accs = folded;
     }
@@ -283,32 +291,6 @@ class ReduceEmitter {
   }
 
  private:
-  // Marks the element loop from `first` to the branch `back` closing it as parallel: no
-  // iteration reads what another writes (each stores its own elements of the side outputs,
-  // which never overlap the inputs: buffer assignment frees a slot only after its last reader).
-  // Without it LLVM guarded the vectorized loop with run-time overlap checks and kept a scalar
-  // copy of the whole body (a third of a softmax kernel's code, compiled for nothing).
-  void MarkParallel(llvm::BasicBlock* first, llvm::BranchInst& back) {
-    llvm::LLVMContext& ctx = module_.getContext();
-    llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
-    bool in_loop = false;
-    for (llvm::BasicBlock& block : *fn_) {
-      in_loop |= &block == first;
-      if (!in_loop) continue;
-      for (llvm::Instruction& inst : block) {
-        if (inst.mayReadOrWriteMemory()) {
-          inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
-        }
-      }
-      if (&block == back.getParent()) break;
-    }
-    llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
-    llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
-    id->replaceOperandWith(0, id);
-    back.setMetadata(llvm::LLVMContext::MD_loop, id);
-  }
-
   void Store(size_t output, llvm::Value* linear, llvm::Value* value) {
     const ElementType t = kernel_.outputs[output]->type().element_type();
     b_.CreateStore(elemental_.ToStorage(t, value),

@@ -8,24 +8,17 @@
 
 #include "compiler/ir/module.h"
 #include "compiler/ir/sharding.h"
+#include "compiler/passes/sharding_rules.h"
+#include "compiler/passes/spmd_builder.h"
 
 namespace ember::passes {
 namespace {
-
-constexpr char kManualTarget[] = "sdy.manual_computation";
 
 std::vector<int64_t> Devices(const ir::Mesh& mesh) {
   if (!mesh.device_ids.empty()) return mesh.device_ids;
   std::vector<int64_t> ids(static_cast<size_t>(std::max<int64_t>(mesh.size(), 0)));
   std::iota(ids.begin(), ids.end(), 0);
   return ids;
-}
-
-int64_t AxisSize(const ir::Mesh& mesh, const std::string& name) {
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    if (mesh.axes[a] == name) return mesh.sizes[a];
-  }
-  return 0;
 }
 
 // Adjacent refs to consecutive sub-axes of one axis become one ref (whole when it covers the
@@ -40,17 +33,11 @@ std::vector<ir::MeshAxisRef> Merge(const std::vector<ir::MeshAxisRef>& refs, con
       out.push_back(r);
     }
     if (!out.back().whole() && out.back().pre_size == 1 &&
-        out.back().size == AxisSize(mesh, out.back().name)) {
+        out.back().size == AxisSize(mesh, ir::MeshAxisRef{out.back().name})) {
       out.back().size = 0;
     }
   }
   return out;
-}
-
-bool IsManualComputation(const ir::Instruction& inst) {
-  const ir::Attribute* target = inst.attribute("call_target_name");
-  return inst.opcode() == ir::Opcode::kCustomCall && target != nullptr &&
-         target->kind == ir::Attribute::Kind::kString && target->s == kManualTarget;
 }
 
 class Unifier {
