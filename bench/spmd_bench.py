@@ -4,10 +4,13 @@ split, parameters replicated, the weight gradients all-reduced) and a Megatron-s
 2x2 mesh (data x model: the hidden layer split over "model"). For each: the median step time,
 the ratio (below 1.0: Ember is faster), the largest difference of the results, and Ember's
 per-device peak memory over one step (memory_stats() after the first step, each configuration
-in a fresh process) next to what a
-partitioned step needs: the 1-device peak / devices, plus the parameters each device holds
-whole (all of them data-parallel, none in the Megatron layout, whose biases are small), and
-XLA:CPU's own per-device arguments + outputs + temporaries (memory_analysis()).
+in a fresh process) next to what a partitioned step needs ("needed": the 1-device peak /
+devices, plus the parameter bytes each device holds beyond its 1/devices share: data-parallel,
+every parameter whole; Megatron, each weight split over "model" only, so replicated over
+"data"), and next to XLA:CPU's own per-device arguments + outputs + temporaries
+(memory_analysis()). "needed" does not count the activations a layout replicates: in the
+Megatron layout, the all-reduced output of the row-parallel layer and its gradient are held
+whole on both "model" devices (XLA holds them too).
 
     .venv/bin/python bench/spmd_bench.py [--repeat N] [--batch B] [--width W] [--hidden H]
 
@@ -54,17 +57,26 @@ def make_problem(rng, batch, width, hidden, depth=3):
     return params, x, y
 
 
+def megatron_specs(layers):
+    """Column-parallel then row-parallel layers over "model": (weight, bias) specs."""
+    return [(P(None, "model"), P("model")) if k % 2 == 0 else (P("model", None), P())
+            for k in range(layers)]
+
+
+def held_param_bytes(params, megatron, model_size=2):
+    """The parameter bytes one device holds: all of them, or each split over "model"."""
+    if not megatron:
+        return sum(w.nbytes + b.nbytes for w, b in params)
+    split = lambda spec: model_size if "model" in tuple(spec) else 1  # noqa: E731
+    return sum(w.nbytes / split(sw) + b.nbytes / split(sb)
+               for (w, b), (sw, sb) in zip(params, megatron_specs(len(params))))
+
+
 def place(platform, devices, mesh_shape, axes, params, x, y, megatron):
     mesh = Mesh(np.array(jax.devices(platform)[:devices]).reshape(mesh_shape), axes)
     data = NamedSharding(mesh, P(axes[0]))
     if megatron:
-        # Column-parallel then row-parallel layers over "model".
-        specs = []
-        for k in range(len(params)):
-            if k % 2 == 0:
-                specs.append((P(None, "model"), P("model")))
-            else:
-                specs.append((P("model", None), P()))
+        specs = megatron_specs(len(params))
         placed = [(jax.device_put(w, NamedSharding(mesh, sw)), jax.device_put(b, NamedSharding(mesh, sb)))
                   for (w, b), (sw, sb) in zip(params, specs)]
     else:
@@ -143,7 +155,7 @@ def main():
           f"parameters {param_bytes / 2**20:.1f} MiB; median of {a.repeat} steps")
     print(f"{'program':26} {'devices':>7} {'Ember ms':>9} {'XLA ms':>8} {'ratio':>6} "
           f"{'max diff':>9} {'peak/device':>12} {'needed':>9} {'peak/needed':>11} "
-          f"{'XLA/device':>11}")
+          f"{'XLA/device':>11} {'peak/XLA':>8}")
     peak1 = None
     for k, (name, devices, _, _, megatron) in enumerate(CONFIGS):
         cmd = [sys.executable, __file__, "--config", str(k), "--repeat", str(a.repeat),
@@ -155,12 +167,13 @@ def main():
             peak1 = peak
         needed = None
         if peak is not None and peak1 is not None:
-            needed = peak1 / devices + (0 if megatron else param_bytes * (devices - 1) / devices)
+            needed = peak1 / devices + held_param_bytes(params, megatron) - param_bytes / devices
         mib = lambda b: "n/a" if b is None else f"{b / 2**20:.1f} MiB"  # noqa: E731
         share = "n/a" if needed is None else f"{peak / needed:.2f}"
+        to_xla = "n/a" if peak is None or not r["xla_bytes"] else f"{peak / r['xla_bytes']:.2f}"
         print(f"{name:26} {devices:7d} {r['ember'] * 1e3:9.2f} {r['xla'] * 1e3:8.2f} "
               f"{r['ember'] / r['xla']:6.2f} {r['diff']:9.2e} {mib(peak):>12} {mib(needed):>9} "
-              f"{share:>11} {mib(r['xla_bytes']):>11}", flush=True)
+              f"{share:>11} {mib(r['xla_bytes']):>11} {to_xla:>8}", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ class Communicator {
   virtual int size() const = 0;
   virtual const CliqueKey& clique() const = 0;
 
-  // recv = reduce over ranks of send; both hold `count` elements.
+  // recv = reduce over ranks of send; both hold `count` elements. recv may be send (in place):
+  // buffer assignment writes an all-reduce over its dying operand.
   virtual AsyncEventRef AllReduce(se::DeviceMemory send, se::DeviceMemory recv, DataType type,
                                   size_t count, ReductionKind kind, se::Stream* stream) = 0;
   // recv = the sends of ranks 0..size-1, concatenated; send holds `count` elements.

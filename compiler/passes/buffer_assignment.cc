@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -129,17 +130,61 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
       }
     }
   }
-  // Allocate in kernel order; a slot is freed after its last reader (never during it, so a
-  // kernel's output never overlaps its inputs).
+  // In place: an arena output of a kernel may take the memory of an arena temporary the kernel
+  // reads for the last time (io_alias.h says when that is safe). Kernels of a row group run
+  // interleaved, tile by tile, so they write nothing over their inputs.
+  std::vector<bool> grouped(end, false);
+  for (const RowGroup& group : plan.row_groups) {
+    for (int k = group.first; k <= group.last && k < end; ++k) grouped[k] = true;
+  }
+  std::unordered_set<const ir::Value*> taken;
+  for (int k = 0; k < end; ++k) {
+    if (grouped[k]) continue;
+    const Kernel& kernel = plan.kernels[k];
+    for (const ir::Value* out : kernel.outputs) {
+      const BufferSlot& o = result.slots[out];
+      if (o.kind != BufferSlot::Kind::kArena) continue;
+      for (const ir::Value* in : kernel.inputs) {
+        auto it = result.slots.find(in);
+        if (it == result.slots.end() || it->second.kind != BufferSlot::Kind::kArena ||
+            it->second.last_use != k || it->second.defined_at >= k ||
+            Align(it->second.size) != Align(o.size) || taken.contains(in) ||
+            !WhyNotWrittenOver(kernel, k, in, out).empty()) {
+          continue;
+        }
+        taken.insert(in);
+        result.written_over[out] = in;
+        break;
+      }
+    }
+  }
+  // One buffer per chain of values written over each other, named by its first value and live
+  // until the last one's last use.
+  auto first_of = [&](const ir::Value* v) {
+    for (auto it = result.written_over.find(v); it != result.written_over.end();
+         it = result.written_over.find(v)) {
+      v = it->second;
+    }
+    return v;
+  };
+  std::unordered_map<const ir::Value*, int> buffer_end;
+  for (const ir::Value* v : defined) {
+    const BufferSlot& slot = result.slots[v];
+    if (slot.kind != BufferSlot::Kind::kArena) continue;
+    result.arena_bytes_no_reuse += Align(slot.size);
+    int& last = buffer_end[first_of(v)];
+    last = std::max(last, slot.last_use);
+  }
+  // Allocate in kernel order; a buffer is freed after its last reader (never during it: a
+  // kernel's output overlaps an input only where it is written over it, above).
   ArenaAllocator arena;
   std::vector<std::vector<const ir::Value*>> allocations(end + 1);
   std::vector<std::vector<const ir::Value*>> frees(end + 1);
   for (const ir::Value* v : defined) {
-    BufferSlot& slot = result.slots[v];
-    if (slot.kind != BufferSlot::Kind::kArena) continue;
-    result.arena_bytes_no_reuse += Align(slot.size);
+    const BufferSlot& slot = result.slots[v];
+    if (slot.kind != BufferSlot::Kind::kArena || result.written_over.contains(v)) continue;
     allocations[slot.defined_at].push_back(v);
-    frees[slot.last_use].push_back(v);
+    frees[buffer_end.at(v)].push_back(v);
   }
   for (int k = 0; k < end; ++k) {
     for (const ir::Value* v : allocations[k]) {
@@ -158,8 +203,8 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
   std::vector<const ir::Value*> owners;
   for (const ir::Value* v : defined) {
     const BufferSlot& slot = result.slots[v];
-    if (slot.kind != BufferSlot::Kind::kArena) continue;
-    intervals.push_back({Align(slot.size), slot.defined_at, slot.last_use, 0});
+    if (slot.kind != BufferSlot::Kind::kArena || result.written_over.contains(v)) continue;
+    intervals.push_back({Align(slot.size), slot.defined_at, buffer_end.at(v), 0});
     owners.push_back(v);
   }
   if (intervals.size() <= 8192) {
@@ -168,6 +213,9 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
       result.arena_bytes = packed;
       for (size_t i = 0; i < owners.size(); ++i) result.slots[owners[i]].offset = intervals[i].offset;
     }
+  }
+  for (const auto& [v, over] : result.written_over) {
+    result.slots[v].offset = result.slots[first_of(v)].offset;
   }
   const int num_results =
       entry.return_instruction() != nullptr
@@ -209,6 +257,9 @@ std::string BufferAssignment::ToString(const ir::Computation& entry) const {
     const BufferSlot& s = slots.at(v);
     absl::StrAppend(&out, "%", n, " ", v->type().ToString(), " ", kKinds[static_cast<int>(s.kind)]);
     if (s.kind == BufferSlot::Kind::kArena) absl::StrAppend(&out, " offset=", s.offset);
+    if (auto over = written_over.find(v); over != written_over.end()) {
+      absl::StrAppend(&out, " over=%", names[over->second]);
+    }
     if (s.kind == BufferSlot::Kind::kParameter || s.kind == BufferSlot::Kind::kOutput) {
       absl::StrAppend(&out, " index=", s.index);
     }

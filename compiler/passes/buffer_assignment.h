@@ -5,7 +5,10 @@
 // in the caller's buffers, constants in the IR (placed once), program results get buffers of
 // their own (handed to the caller), and non-array values (tokens, tuples) are kept aside. A
 // result may be written straight into a donated parameter's memory when io_alias.h finds that
-// safe.
+// safe, and a temporary into the memory of a temporary its kernel reads for the last time (an
+// elementwise kernel over a dead input, an all-reduce over its operand), as XLA shares an
+// operand's buffer with its user: the two are then one buffer, live from the first's definition
+// to the second's last use.
 #ifndef EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 #define EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 
@@ -47,6 +50,8 @@ struct BufferAssignment {
   std::vector<int> result_aliases;
   // The candidates that were not kept, each with why (for the report).
   std::vector<std::pair<IoAlias, std::string>> refused_aliases;
+  // Temporary -> the temporary whose memory it is written over (same offset).
+  std::unordered_map<const ir::Value*, const ir::Value*> written_over;
 
   // One line per value: kind, offset, size, live range; the totals.
   std::string ToString(const ir::Computation& entry) const;

@@ -166,15 +166,42 @@ std::string WhyNotAliased(const ir::Computation& entry, const FusionPlan& plan,
       return absl::StrCat("kernel ", k, " reads the parameter after kernel ", writer,
                           " writes the result");
     }
-    if (!(param->type().shape() == out->type().shape()) ||
-        !ReadsOnlySameElement(plan.kernels[k], param)) {
-      return absl::StrCat("kernel ", k, " writes the result and reads the parameter at other "
-                          "elements");
+    if (std::string why = WhyNotWrittenOver(plan.kernels[k], static_cast<int>(k), param, out);
+        !why.empty()) {
+      return why;
     }
-    if (!ReadersFeedOnly(plan.kernels[k], param, out)) {
-      return absl::StrCat("kernel ", k, " reads the parameter for another of its outputs after "
-                          "it stores the result");
+  }
+  return std::string();
+}
+
+std::string WhyNotWrittenOver(const Kernel& kernel, int index, const ir::Value* in,
+                              const ir::Value* out) {
+  if (!in->type().is_tensor() || !out->type().is_tensor() ||
+      !(in->type().shape() == out->type().shape())) {
+    return absl::StrCat("kernel ", index, " writes the result and reads the parameter at other "
+                        "elements");
+  }
+  if (kernel.kind == KernelKind::kSingle && kernel.instructions.size() == 1 &&
+      kernel.root()->opcode() == Opcode::kAllReduce) {
+    const ir::Instruction& reduce = *kernel.root();
+    int reads = 0;
+    bool pairs = false;
+    for (size_t i = 0; i < reduce.operands().size(); ++i) {
+      if (reduce.operand(i) != in) continue;
+      ++reads;
+      pairs = i < reduce.num_results() && reduce.result(i) == out;
     }
+    if (reads == 1 && pairs) return std::string();
+    return absl::StrCat("kernel ", index, " writes the result and reads the parameter at other "
+                        "elements");
+  }
+  if (!ReadsOnlySameElement(kernel, in)) {
+    return absl::StrCat("kernel ", index, " writes the result and reads the parameter at other "
+                        "elements");
+  }
+  if (!ReadersFeedOnly(kernel, in, out)) {
+    return absl::StrCat("kernel ", index, " reads the parameter for another of its outputs after "
+                        "it stores the result");
   }
   return std::string();
 }

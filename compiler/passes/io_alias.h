@@ -27,6 +27,15 @@ std::string WhyNotAliased(const ir::Computation& entry, const FusionPlan& plan,
 // Does `kernel` read `parameter` only at the index of the element it writes?
 bool ReadsOnlySameElement(const Kernel& kernel, const ir::Value* parameter);
 
+// Empty when `kernel` (number `index`, for the message) may write its output `out` over the
+// memory of `in`, a value it reads and that no later kernel reads: both of one shape, and the
+// kernel reads `in` only at the element it writes and only to compute `out` (as above), or it is
+// an all-reduce whose operand `in` is summed into its result `out` (every transport reads a
+// rank's send before it writes its recv: collectives.h). Otherwise why not. Donated parameters
+// (WhyNotAliased) and temporaries that die in their reader (buffer_assignment.h) use it.
+std::string WhyNotWrittenOver(const Kernel& kernel, int index, const ir::Value* in,
+                              const ir::Value* out);
+
 }  // namespace ember::passes
 
 #endif  // EMBER_COMPILER_PASSES_IO_ALIAS_H_

@@ -57,6 +57,23 @@ TEST(InProcessCollectivesTest, AllReduceSumsInRankOrder) {
   }
 }
 
+// recv may be send: each rank's buffer becomes the sum, over several tiles of the reduction.
+TEST(InProcessCollectivesTest, AllReduceInPlace) {
+  InProcessCollectives transport;
+  const int n = 3;
+  const size_t count = 100003;
+  std::vector<std::vector<int32_t>> in(n), inout(n);
+  for (int r = 0; r < n; ++r) inout[r] = in[r] = Random(count, 40 + r);
+  RunRanks(transport, Clique(n), [&](int r, Communicator& c) {
+    EXPECT_TRUE(Sync(c.AllReduce(Mem(inout[r]), Mem(inout[r]), DataType::kS32, count,
+                                 ReductionKind::kSum, nullptr)).ok());
+  });
+  for (size_t i = 0; i < count; ++i) {
+    const int32_t want = in[0][i] + in[1][i] + in[2][i];
+    for (int r = 0; r < n; ++r) ASSERT_EQ(inout[r][i], want) << "rank " << r << " element " << i;
+  }
+}
+
 // Float sums fold in rank order ((x0 + x1) + x2) + x3, as the reference evaluator does, and
 // min/max follow its NaN and signed-zero rules.
 TEST(InProcessCollectivesTest, FloatReductionsMatchTheEvaluatorsRules) {

@@ -433,5 +433,115 @@ func.func @main(%w: tensor<16x16xf32>) -> tensor<16x16xf32> {
       << buffers.ToString(*m->entry());
 }
 
+// Temporaries written over a temporary their kernel reads for the last time (buffer
+// assignment's in-place step), and the cases that keep them apart.
+TEST(InPlaceTest, AnElementwiseKernelWritesOverTheDotItReadsLast) {
+  // dot -> exp (kernel 1: the dot's last reader) -> a second dot reading exp. exp(d) is written
+  // over d; the second dot reads all of exp(d) while it writes, so it gets its own buffer.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %d = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %e = stablehlo.exponential %d : tensor<16x16xf32>
+  %f = stablehlo.dot_general %e, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %g = stablehlo.negate %f : tensor<16x16xf32>
+  return %g : tensor<16x16xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = Fused(*m);
+  ASSERT_EQ(plan.kernels.size(), 4u) << plan.CostReport();
+  const ir::Value* d = plan.kernels[0].root()->result();
+  const ir::Value* e = plan.kernels[1].root()->result();
+  const ir::Value* f = plan.kernels[2].root()->result();
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_EQ(buffers.written_over.size(), 1u) << buffers.ToString(*m->entry());
+  EXPECT_EQ(buffers.written_over.at(e), d);
+  EXPECT_EQ(buffers.slots.at(e).offset, buffers.slots.at(d).offset);
+  EXPECT_NE(buffers.slots.at(f).offset, buffers.slots.at(e).offset);
+  // Two 1 KiB buffers: d then exp(d), and the second dot (the result has its own).
+  EXPECT_EQ(buffers.arena_bytes, 2048) << buffers.ToString(*m->entry());
+  EXPECT_EQ(WhyNotWrittenOver(plan.kernels[2], 2, e, f),
+            "kernel 2 writes the result and reads the parameter at other elements");
+}
+
+TEST(InPlaceTest, AValueReadByALaterKernelIsNotWrittenOver) {
+  // exp(t) reads t, but so does the later reduction: t stays.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %t = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %e = stablehlo.exponential %t : tensor<16x16xf32>
+  %f = stablehlo.dot_general %e, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = stablehlo.reduce(%t init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<16x16xf32>, tensor<f32>) -> tensor<16xf32>
+  return %f, %s : tensor<16x16xf32>, tensor<16xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionOptions separate;
+  separate.multi_output = false;
+  FusionPlan plan = PlanFusion(*m->entry(), Elementwise, IsReduce, IsDot, separate);
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_TRUE(buffers.written_over.empty()) << buffers.ToString(*m->entry());
+}
+
+TEST(InPlaceTest, AnAllReduceIsWrittenOverItsOperandOnlyWhenItIsTheOnlyReader) {
+  constexpr char kProgram[] = R"(
+func.func @main(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %d = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s:2 = "stablehlo.all_reduce"(%d, OTHER) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>)
+  %n = stablehlo.dot_general %s#0, %s#1, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %n, %x : tensor<16x16xf32>, tensor<16x16xf32>
+})";
+  auto plan_of = [](const ir::Module& m) { return PlanFusion(*m.entry(), Never, Never, IsDot); };
+  // all_reduce(d, x): result 0 over d (x is a parameter: it stays).
+  std::string two = kProgram;
+  two.replace(two.find("OTHER"), 5, "%x");
+  std::unique_ptr<ir::Module> m = Parse(two);
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = plan_of(*m);
+  ASSERT_EQ(plan.kernels.size(), 3u) << plan.CostReport();
+  const ir::Instruction* reduce = plan.kernels[1].root();
+  ASSERT_EQ(reduce->opcode(), ir::Opcode::kAllReduce);
+  ASSERT_EQ(plan.kernels[1].kind, KernelKind::kSingle);
+  BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_EQ(buffers.written_over.size(), 1u) << buffers.ToString(*m->entry());
+  EXPECT_EQ(buffers.written_over.at(reduce->result(0)), reduce->operand(0));
+  EXPECT_NE(WhyNotWrittenOver(plan.kernels[1], 1, reduce->operand(0), reduce->result(1)), "");
+  // all_reduce(d, d): either result written over d would change what the other one sums.
+  std::string twice = kProgram;
+  twice.replace(twice.find("OTHER"), 5, "%d");
+  m = Parse(twice);
+  ASSERT_NE(m, nullptr);
+  plan = plan_of(*m);
+  buffers = AssignBuffers(*m->entry(), plan);
+  EXPECT_TRUE(buffers.written_over.empty()) << buffers.ToString(*m->entry());
+}
+
+TEST(InPlaceTest, KernelsOfARowGroupWriteOverNothing) {
+  // Row maxima of d, then d - max by rows: alone, the subtraction is written over d; as a row
+  // group (the reduction's next tile would read rows already written) it is not.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %lo = stablehlo.constant dense<-1.0e30> : tensor<f32>
+  %d = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mx = stablehlo.reduce(%d init: %lo) applies stablehlo.maximum across dimensions = [1] : (tensor<16x16xf32>, tensor<f32>) -> tensor<16xf32>
+  %b = stablehlo.broadcast_in_dim %mx, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+  %0 = stablehlo.subtract %d, %b : tensor<16x16xf32>
+  %1 = stablehlo.dot_general %0, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %1 : tensor<16x16xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionOptions separate;
+  separate.multi_output = false;
+  FusionPlan plan = PlanFusion(*m->entry(), Elementwise, IsReduce, IsDot, separate);
+  ASSERT_EQ(plan.kernels.size(), 4u) << plan.CostReport();
+  EXPECT_EQ(AssignBuffers(*m->entry(), plan).written_over.size(), 1u);
+  PlanRowGroups(plan, {false, true, true, false}, 1);
+  ASSERT_EQ(plan.row_groups.size(), 1u);
+  EXPECT_TRUE(AssignBuffers(*m->entry(), plan).written_over.empty());
+}
+
 }  // namespace
 }  // namespace ember::passes

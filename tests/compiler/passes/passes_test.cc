@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -479,15 +480,23 @@ func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -
   EXPECT_EQ(buffers.slots.at(ret->operand(0)).kind, BufferSlot::Kind::kOutput);
   EXPECT_EQ(buffers.slots.at(ret->operand(1)).kind, BufferSlot::Kind::kOutput);
   EXPECT_EQ(buffers.slots.at(m->entry()->parameter(1)).kind, BufferSlot::Kind::kParameter);
-  // Temporaries: dot (128 B, dead after kernel 1), add (128 B, dead after kernel 3) and
-  // multiply (128 B, from kernel 3): the multiply takes the dot's slot.
-  const BufferSlot& dot_slot = buffers.slots.at(plan.kernels[0].root()->result());
-  const BufferSlot& mul_slot = buffers.slots.at(plan.kernels[3].root()->result());
+  // Temporaries: dot (128 B, last read by kernel 1), add (128 B, last read by kernel 3) and
+  // multiply (128 B, from kernel 3). Each elementwise kernel reads the value it outlives only at
+  // the element it writes, so the add is written over the dot and the multiply over the add:
+  // one buffer for the three.
+  const ir::Value* dot_value = plan.kernels[0].root()->result();
+  const ir::Value* add_value = plan.kernels[1].root()->result();
+  const ir::Value* mul_value = plan.kernels[3].root()->result();
+  const BufferSlot& dot_slot = buffers.slots.at(dot_value);
   EXPECT_EQ(dot_slot.kind, BufferSlot::Kind::kArena);
-  EXPECT_EQ(mul_slot.offset, dot_slot.offset);
-  EXPECT_EQ(buffers.arena_bytes, 256);
+  EXPECT_EQ(buffers.slots.at(add_value).offset, dot_slot.offset);
+  EXPECT_EQ(buffers.slots.at(mul_value).offset, dot_slot.offset);
+  EXPECT_EQ(buffers.written_over.at(add_value), dot_value);
+  EXPECT_EQ(buffers.written_over.at(mul_value), add_value);
+  EXPECT_EQ(buffers.arena_bytes, 128);
   EXPECT_EQ(buffers.arena_bytes_no_reuse, 384);
-  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()), "arena: 256 bytes"));
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()), "arena: 128 bytes"));
+  EXPECT_TRUE(absl::StrContains(buffers.ToString(*m->entry()), " over=%"));
 }
 
 TEST(FusionPlanTest, ElementwiseBelowAnExpandingBroadcastKeepsItsOwnKernel) {
@@ -505,6 +514,48 @@ func.func @main(%x: tensor<16x64xf32>, %s: tensor<16xf32>) -> tensor<16x64xf32> 
   ASSERT_EQ(plan.kernels.size(), 2u) << plan.CostReport();
   EXPECT_EQ(plan.kernels[0].root()->opcode(), ir::Opcode::kExponential);
   EXPECT_EQ(plan.kernels[1].instructions.size(), 2u);  // broadcast + multiply
+}
+
+TEST(FusionPlanTest, AReluMaskIsComputedWithItsPreActivationNotKeptAsIt) {
+  // A ReLU layer and its gradient: the mask z > 0 is read only by the backward select, z also
+  // by the forward maximum. The compare joins the forward kernel, which writes the 1-byte mask;
+  // z (4 bytes an element) dies there instead of living until the backward pass.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %g: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<64x64xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %z = stablehlo.add %d, %x : tensor<64x64xf32>
+  %h = stablehlo.maximum %z, %zero : tensor<64x64xf32>
+  %mask = stablehlo.compare GT, %z, %zero : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xi1>
+  %y = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %dy = stablehlo.add %y, %g : tensor<64x64xf32>
+  %dz = stablehlo.select %mask, %dy, %zero : (tensor<64x64xi1>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %y, %dz : tensor<64x64xf32>, tensor<64x64xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  auto fusible = [](const ir::Instruction& inst) {
+    return TestLoopFusible(inst) || inst.opcode() == ir::Opcode::kMaximum ||
+           inst.opcode() == ir::Opcode::kCompare || inst.opcode() == ir::Opcode::kSelect;
+  };
+  FusionPlan plan = PlanFusion(*m->entry(), fusible, TestReduceFusible, TestDot);
+  const ir::Instruction* z = nullptr;
+  const ir::Instruction* mask = nullptr;
+  for (const auto& inst : m->entry()->instructions()) {
+    if (inst->opcode() == ir::Opcode::kAdd && z == nullptr) z = inst.get();
+    if (inst->opcode() == ir::Opcode::kCompare) mask = inst.get();
+  }
+  ASSERT_NE(z, nullptr);
+  ASSERT_NE(mask, nullptr);
+  // dot | add, maximum, compare | dot | add, select
+  ASSERT_EQ(plan.kernels.size(), 4u) << plan.CostReport();
+  EXPECT_EQ(plan.kernel_of.at(mask), plan.kernel_of.at(z)) << plan.CostReport();
+  const Kernel& forward = plan.kernels[plan.kernel_of.at(z)];
+  EXPECT_EQ(std::count(forward.outputs.begin(), forward.outputs.end(), z->result()), 0);
+  EXPECT_EQ(std::count(forward.outputs.begin(), forward.outputs.end(), mask->result()), 1);
+  // The backward kernel reads the mask, not z.
+  const Kernel& backward = plan.kernels.back();
+  EXPECT_EQ(std::count(backward.inputs.begin(), backward.inputs.end(), z->result()), 0);
+  EXPECT_EQ(std::count(backward.inputs.begin(), backward.inputs.end(), mask->result()), 1);
 }
 
 }  // namespace
