@@ -33,11 +33,28 @@ std::optional<ReductionKind> RegionReductionKind(const ir::Computation& region,
   auto scalar = [type](const ir::ValueType& t) {
     return t.is_tensor() && t.dims().empty() && t.element_type() == type;
   };
-  if (region.parameters().size() != 2 || region.instructions().size() != 2) return std::nullopt;
-  const ir::Instruction& op = *region.instructions()[0];
+  // One op and the return, perhaps with a sharding annotation of the op's result between them
+  // (JAX writes one into the regions of psums inside partially manual shard_maps): an identity.
   const ir::Instruction* ret = region.return_instruction();
-  if (ret == nullptr || ret->operands().size() != 1 || op.num_results() != 1 ||
-      ret->operand(0) != op.result(0) || op.operands().size() != 2 || !op.regions().empty() ||
+  const size_t count = region.instructions().size();
+  if (region.parameters().size() != 2 || ret == nullptr || ret->operands().size() != 1 ||
+      count < 2 || count > 3) {
+    return std::nullopt;
+  }
+  const ir::Value* returned = ret->operand(0);
+  if (count == 3) {
+    const ir::Instruction* note = returned->producer();
+    const ir::Attribute* target = note == nullptr ? nullptr : note->attribute("call_target_name");
+    if (note == nullptr || note->opcode() != ir::Opcode::kCustomCall || target == nullptr ||
+        target->kind != ir::Attribute::Kind::kString || target->s != "Sharding" ||
+        note->operands().size() != 1 || note->num_results() != 1) {
+      return std::nullopt;
+    }
+    returned = note->operand(0);
+  }
+  const ir::Instruction& op = *region.instructions()[0];
+  if (op.num_results() != 1 ||
+      returned != op.result(0) || op.operands().size() != 2 || !op.regions().empty() ||
       !scalar(region.parameter(0)->type()) || !scalar(region.parameter(1)->type()) ||
       !scalar(op.result(0)->type())) {
     return std::nullopt;

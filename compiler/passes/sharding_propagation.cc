@@ -38,6 +38,7 @@ struct TensorState {
   std::vector<DimState> dims;
   std::vector<ir::MeshAxisRef> replicated;  // given: may split nothing
   std::vector<ir::MeshAxisRef> unreduced;   // partial over these
+  std::vector<std::string> manual;          // axes manual where the value lives: none split it
 };
 
 // One rule applied to tensors (indices into the propagator's list; -1: not an array).
@@ -105,14 +106,19 @@ class Propagator {
     if (entry == nullptr) return false;
     Collect(entry);
     for (ir::Computation* c : computations_) {
-      for (const auto& p : c->parameters()) AddTensor(p.get());
+      const std::vector<std::string>& manual = manual_in_[c];
+      auto add = [&](const ir::Value* v) {
+        if (int t = AddTensor(v); t >= 0) tensors_[t].manual = manual;
+      };
+      for (const auto& p : c->parameters()) add(p.get());
       for (const auto& inst : c->instructions()) {
-        for (size_t r = 0; r < inst->num_results(); ++r) AddTensor(inst->result(r));
+        for (size_t r = 0; r < inst->num_results(); ++r) add(inst->result(r));
       }
     }
     EMBER_RETURN_IF_ERROR(Seed(*entry));
     for (ir::Computation* c : computations_) {
-      for (const auto& inst : c->instructions()) EMBER_RETURN_IF_ERROR(AddEdges(*inst));
+      const bool manual = !manual_in_[c].empty();
+      for (const auto& inst : c->instructions()) EMBER_RETURN_IF_ERROR(AddEdges(*inst, manual));
     }
     if (!mesh_.has_value()) return false;  // nothing is split: nothing to propagate
     EMBER_RETURN_IF_ERROR(Propagate());
@@ -122,7 +128,9 @@ class Propagator {
 
  private:
   // The computations whose values get shardings: the entry and the bodies of its control flow
-  // and calls, where only one op runs them (a body shared by two ops could need two shardings).
+  // and calls, where only one op runs them (a body shared by two ops could need two shardings),
+  // and the bodies of manual computations that leave mesh axes free (their values split along
+  // those only: the body is partitioned over them).
   void Collect(ir::Computation* entry) {
     for (const auto& c : module_.computations()) {
       for (const auto& inst : c->instructions()) {
@@ -132,12 +140,55 @@ class Propagator {
     }
     computations_.push_back(entry);
     for (size_t i = 0; i < computations_.size(); ++i) {
-      for (const auto& inst : computations_[i]->instructions()) {
+      ir::Computation* c = computations_[i];
+      const std::vector<std::string> manual = manual_in_[c];
+      for (const auto& inst : c->instructions()) {
         for (ir::Computation* body : Bodies(*inst)) {
-          if (uses_[body] == 1 && processed_.insert(body).second) computations_.push_back(body);
+          if (uses_[body] == 1 && processed_.insert(body).second) {
+            computations_.push_back(body);
+            manual_in_[body] = manual;
+          }
+        }
+        ir::Computation* body = inst->callee();
+        if (!IsCustomCall(*inst, kManualTarget) || body == nullptr || uses_[body] != 1) continue;
+        std::vector<std::string> inside = manual;
+        if (const ir::Attribute* axes = inst->attribute("manual_axes");
+            axes != nullptr && axes->kind == ir::Attribute::Kind::kList) {
+          for (const ir::Attribute& a : axes->list) {
+            if (a.kind == ir::Attribute::Kind::kString) inside.push_back(a.s);
+          }
+        }
+        const std::optional<ir::Mesh> mesh = MeshOfManual(*inst);
+        bool free = false;
+        for (size_t a = 0; mesh.has_value() && a < mesh->axes.size(); ++a) {
+          free |= mesh->sizes[a] > 1 &&
+                  std::find(inside.begin(), inside.end(), mesh->axes[a]) == inside.end();
+        }
+        if (free && processed_.insert(body).second) {
+          computations_.push_back(body);
+          manual_in_[body] = std::move(inside);
+          entered_manual_.insert(inst.get());
+          entered_list_.push_back(inst.get());
         }
       }
     }
+  }
+
+  // The mesh a manual computation's shardings are over.
+  std::optional<ir::Mesh> MeshOfManual(const ir::Instruction& inst) const {
+    for (const char* name : {"in_shardings", "out_shardings"}) {
+      const ir::Attribute* list = inst.attribute(name);
+      if (list == nullptr || list->kind != ir::Attribute::Kind::kList) continue;
+      for (const ir::Attribute& a : list->list) {
+        if (a.kind != ir::Attribute::Kind::kSharding || a.sharding == nullptr ||
+            a.sharding->kind != ir::TensorSharding::Kind::kSplit) {
+          continue;
+        }
+        absl::StatusOr<ir::Mesh> mesh = ir::MeshOfSharding(module_, *a.sharding);
+        if (mesh.ok() && !mesh->axes.empty()) return *mesh;
+      }
+    }
+    return std::nullopt;
   }
 
   // The bodies propagation enters for `inst` (empty: the op is not control flow or a call).
@@ -330,22 +381,64 @@ class Propagator {
         return absl::InvalidArgumentError(
             absl::StrCat(inst.Describe(), ": needs ", count, " ", name));
       }
+      const bool entered = entered_manual_.contains(&inst);
+      const ir::Instruction* ret = entered ? inst.callee()->return_instruction() : nullptr;
       for (size_t k = 0; k < count; ++k) {
         const ir::Value* v = in ? inst.operand(k) : inst.result(k);
         const std::string what = absl::StrCat(inst.Describe(), " ", name, "[", k, "]");
+        // The value inside the body: the parameter an operand becomes, or the value returned.
+        const ir::Value* inner = nullptr;
+        if (entered && in && k < inst.callee()->parameters().size()) {
+          inner = inst.callee()->parameter(k);
+        } else if (entered && !in && ret != nullptr && k < ret->operands().size()) {
+          inner = ret->operand(k);
+        }
         if (!in) {
           EMBER_RETURN_IF_ERROR(SeedValue(v, list->list[k], what));
+          if (inner != nullptr) AddManualTie(Tensor(v), inner);
           continue;
         }
-        if (!v->type().is_tensor()) continue;
+        if (!v->type().is_tensor()) {
+          manual_operands_[&inst].push_back(-1);
+          continue;
+        }
         const int pseudo = static_cast<int>(tensors_.size());
         tensors_.push_back(Fresh(v->type().dims()));
         EMBER_ASSIGN_OR_RETURN(tensors_[pseudo], FromGiven(list->list[k], v->type().dims(), what));
         AddTie({Tensor(v), pseudo}, {v->type().dims(), v->type().dims()});
+        manual_operands_[&inst].push_back(pseudo);
+        if (inner != nullptr) AddManualTie(pseudo, inner);
       }
     }
     seeded_.insert(&inst);
     return absl::OkStatus();
+  }
+
+  // Ties a manual computation's operand or result (`outer`, split along the manual axes and
+  // perhaps free ones) to the value its body sees (`inner`, a block along the manual axes): a
+  // dimension the manual axes split m ways is a factor of m (outside only) times one of the
+  // block, which the free axes split in both.
+  void AddManualTie(int outer, const ir::Value* inner_value) {
+    const int inner = Tensor(inner_value);
+    if (outer < 0 || inner < 0) return;
+    const std::vector<int64_t>& big = tensors_[outer].shape;
+    const std::vector<int64_t>& block = tensors_[inner].shape;
+    if (big.size() != block.size()) return;
+    Edge e;
+    e.rule.operands.resize(2);
+    e.rule.operands[0].resize(big.size());
+    e.rule.operands[1].resize(block.size());
+    for (size_t d = 0; d < big.size(); ++d) {
+      if (block[d] <= 0 || big[d] % block[d] != 0) return;
+      if (big[d] / block[d] > 1) e.rule.operands[0][d].push_back(e.rule.AddFactor(big[d] / block[d]));
+      if (block[d] > 1) {
+        const int f = e.rule.AddFactor(block[d]);
+        e.rule.operands[0][d].push_back(f);
+        e.rule.operands[1][d].push_back(f);
+      }
+    }
+    e.operands = {outer, inner};
+    edges_.push_back(std::move(e));
   }
 
   static std::vector<int64_t> Shape(const ir::Value* v) {
@@ -393,7 +486,9 @@ class Propagator {
     return {inst.operands().begin(), inst.operands().end()};
   }
 
-  absl::Status AddEdges(const ir::Instruction& inst) {
+  // `manual`: `inst` is in the body of a manual computation (its collectives run over manual
+  // axes).
+  absl::Status AddEdges(const ir::Instruction& inst, bool manual) {
     if (inst.opcode() == ir::Opcode::kReturn || IsCustomCall(inst, kManualTarget)) {
       return absl::OkStatus();
     }
@@ -421,6 +516,9 @@ class Propagator {
     std::optional<ShardingRule> rule;
     if (Bodies(inst).empty()) {
       EMBER_ASSIGN_OR_RETURN(rule, RuleOf(inst));
+      if (!rule.has_value() && manual) {
+        EMBER_ASSIGN_OR_RETURN(rule, ManualCollectiveRule(inst));
+      }
     }
     if (!rule.has_value()) {
       // No rule: the results are replicated (unless stated) and the operands get nothing.
@@ -536,9 +634,11 @@ class Propagator {
     return changed;
   }
 
-  // Whether `a` splits a dimension of `t` other than `dim`, or is replicated or unreduced there.
+  // Whether `a` splits a dimension of `t` other than `dim`, or is replicated or unreduced there,
+  // or manual where `t` lives.
   static bool UsedIn(const TensorState& t, int dim, const ir::MeshAxisRef& a) {
     if (Overlaps(a, t.replicated) || Overlaps(a, t.unreduced)) return true;
+    if (std::find(t.manual.begin(), t.manual.end(), a.name) != t.manual.end()) return true;
     for (size_t d = 0; d < t.dims.size(); ++d) {
       if (static_cast<int>(d) != dim && Overlaps(a, t.dims[d].axes)) return true;
     }
@@ -629,6 +729,47 @@ class Propagator {
         inst->mutable_attributes().Set(kShardingsAttribute, ir::Attribute::List(std::move(list)));
       }
     }
+    // Manual computations whose bodies were entered: the free axes propagation added to their
+    // operands' and results' blocks join their in_shardings and out_shardings.
+    for (ir::Instruction* inst : entered_list_) {
+      auto& attrs = inst->mutable_attributes();
+      for (const char* name : {"in_shardings", "out_shardings"}) {
+        const bool in = name[0] == 'i';
+        const ir::Attribute* list = inst->attribute(name);
+        if (list == nullptr || list->kind != ir::Attribute::Kind::kList) continue;
+        std::vector<ir::Attribute> updated = list->list;
+        bool changed = false;
+        for (size_t k = 0; k < updated.size(); ++k) {
+          int t = -1;
+          if (in) {
+            const std::vector<int>& pseudo = manual_operands_[inst];
+            t = k < pseudo.size() ? pseudo[k] : -1;
+          } else if (k < inst->num_results()) {
+            t = Tensor(inst->result(k));
+          }
+          ir::Attribute& a = updated[k];
+          if (t < 0 || a.kind != ir::Attribute::Kind::kSharding || a.sharding == nullptr ||
+              a.sharding->kind != ir::TensorSharding::Kind::kSplit ||
+              a.sharding->dims.size() != tensors_[t].dims.size()) {
+            continue;
+          }
+          ir::TensorSharding s = *a.sharding;
+          bool more = false;
+          for (size_t d = 0; d < s.dims.size(); ++d) {
+            const std::vector<ir::MeshAxisRef>& axes = tensors_[t].dims[d].axes;
+            if (axes.size() > s.dims[d].axes.size() && IsPrefix(s.dims[d].axes, axes)) {
+              s.dims[d].axes = axes;
+              more = true;
+            }
+          }
+          if (more) {
+            a = ir::Attribute::OfSharding(std::move(s));
+            changed = true;
+          }
+        }
+        if (changed) attrs.Set(name, ir::Attribute::List(std::move(updated)));
+      }
+    }
     auto& result_attrs = entry.result_attributes();
     if (result_attrs.size() < entry_results_.size()) result_attrs.resize(entry_results_.size());
     for (size_t r = 0; r < entry_results_.size(); ++r) {
@@ -641,6 +782,13 @@ class Propagator {
   std::unordered_map<const ir::Computation*, int> uses_;
   std::vector<ir::Computation*> computations_;
   std::unordered_set<const ir::Computation*> processed_;
+  // Per computation: the axes manual in it (in the bodies of manual computations).
+  std::unordered_map<const ir::Computation*, std::vector<std::string>> manual_in_;
+  // Manual computations whose bodies propagation entered, and their operands' tensors (the
+  // in_shardings they are asked for).
+  std::unordered_set<const ir::Instruction*> entered_manual_;
+  std::vector<ir::Instruction*> entered_list_;
+  std::unordered_map<const ir::Instruction*, std::vector<int>> manual_operands_;
   std::unordered_set<const ir::Instruction*> seeded_;
   std::unordered_map<const ir::Value*, int> index_;
   std::vector<TensorState> tensors_;

@@ -25,6 +25,12 @@
 // its dimension. An axis already unreduced in a result is not also used to split it; where a
 // result dimension took the axis first, the sum is not marked unreduced and the partitioner,
 // which sees the operands split along a summed factor, reduce-scatters into that dimension.
+// The body of a manual computation (shard_map) that leaves mesh axes free is entered: its values
+// (blocks along the manual axes) are split along the free axes only, tied to the computation's
+// operands and results dimension by dimension (a dimension the manual axes split is their factor
+// times the block's), its collectives (over manual axes) keep the free splits of the dimensions
+// they do not move (sharding_rules.h ManualCollectiveRule), and the free axes its operands and
+// results gain are appended to its in_shardings and out_shardings.
 // Ops without a rule get replicated results. Errors (a sharding naming an axis not in its
 // mesh, splitting a dimension unevenly, of the wrong rank, shardings over two different
 // meshes) are Status values naming the op or argument.

@@ -1,6 +1,6 @@
 // The factor rules of sharding propagation, one function per op family (see sharding_rules.h).
-// Where a family is only partly covered (convolution spatial dimensions, scatter's scattered
-// dimensions), the uncovered dimensions get no factor: conservative, never wrong.
+// Where a family is only partly covered (strided or dilated convolution windows, scatter's
+// scattered dimensions), the uncovered dimensions get no factor: conservative, never wrong.
 #include "compiler/passes/sharding_rules.h"
 
 #include <algorithm>
@@ -14,7 +14,14 @@ namespace ember::passes {
 int ShardingRule::AddFactor(int64_t size, bool is_reduction) {
   factor_sizes.push_back(size);
   reduction.push_back(is_reduction);
+  halo.emplace_back(0, 0);
   return static_cast<int>(factor_sizes.size()) - 1;
+}
+
+int ShardingRule::AddHaloFactor(int64_t size, int64_t lo, int64_t hi) {
+  const int f = AddFactor(size);
+  halo[f] = {lo, hi};
+  return f;
 }
 
 namespace {
@@ -279,8 +286,12 @@ absl::StatusOr<ShardingRule> ReduceRule(const ir::Instruction& inst) {
 }
 
 // Batch (input, output), output feature (kernel, output), input feature (input, kernel: summed).
-// Spatial dimensions get no factor: splitting them needs halos, which the partitioner does not
-// exchange yet. Grouped convolutions get only the batch factor.
+// A spatial dimension the window slides over at stride 1, without input dilation and with
+// padding that keeps the output as long as the input (SAME convolutions and their input
+// gradients) is a halo factor of the input and the output: a block of outputs reads `lo`
+// inputs before its block and `hi` after it (the padding on each side). Other spatial
+// dimensions (strided, dilated, or a kernel gradient's, whose window is the whole image) get no
+// factor. Grouped convolutions get only the batch factor.
 absl::StatusOr<ShardingRule> ConvolutionRule(const ir::Instruction& inst) {
   ShardingRule rule = EmptyRule(inst);
   if (inst.operands().size() != 2) return rule;
@@ -316,6 +327,40 @@ absl::StatusOr<ShardingRule> ConvolutionRule(const ir::Instruction& inst) {
     const int f = rule.AddFactor(input[ifd], /*is_reduction=*/true);
     rule.operands[0][ifd].push_back(f);
     rule.operands[1][kif].push_back(f);
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> in_spatial, Ints(inst, "input_spatial_dimensions"));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> k_spatial, Ints(inst, "kernel_spatial_dimensions"));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> out_spatial,
+                         Ints(inst, "output_spatial_dimensions"));
+  const size_t s = in_spatial.size();
+  if (k_spatial.size() != s || out_spatial.size() != s) return rule;
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                         Ints(inst, "window_strides", std::vector<int64_t>(s, 1)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> padding,
+                         Ints(inst, "padding", std::vector<int64_t>(2 * s, 0)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_dilation,
+                         Ints(inst, "lhs_dilation", std::vector<int64_t>(s, 1)));
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_dilation,
+                         Ints(inst, "rhs_dilation", std::vector<int64_t>(s, 1)));
+  if (strides.size() != s || padding.size() != 2 * s || lhs_dilation.size() != s ||
+      rhs_dilation.size() != s) {
+    return rule;
+  }
+  for (size_t i = 0; i < s; ++i) {
+    EMBER_RETURN_IF_ERROR(DimInRange(inst, in_spatial[i], input.size(), "input_spatial_dimensions"));
+    EMBER_RETURN_IF_ERROR(DimInRange(inst, k_spatial[i], kernel.size(), "kernel_spatial_dimensions"));
+    EMBER_RETURN_IF_ERROR(
+        DimInRange(inst, out_spatial[i], output.size(), "output_spatial_dimensions"));
+    const int64_t size = input[in_spatial[i]];
+    const int64_t lo = padding[2 * i], hi = padding[2 * i + 1];
+    const int64_t reach = (kernel[k_spatial[i]] - 1) * rhs_dilation[i];
+    if (size <= 1 || output[out_spatial[i]] != size || strides[i] != 1 || lhs_dilation[i] != 1 ||
+        lo < 0 || hi < 0 || lo + hi != reach) {
+      continue;
+    }
+    const int f = rule.AddHaloFactor(size, lo, hi);
+    rule.operands[0][in_spatial[i]].push_back(f);
+    rule.results[0][out_spatial[i]].push_back(f);
   }
   return rule;
 }
@@ -634,6 +679,40 @@ absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst) 
     case ir::Opcode::kReverse: {
       EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> dims, Ints(inst, "dimensions"));
       return KeptDimsRule(inst, [&](size_t d) { return !Contains(dims, static_cast<int64_t>(d)); });
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+absl::StatusOr<std::optional<ShardingRule>> ManualCollectiveRule(const ir::Instruction& inst) {
+  if (inst.num_results() == 0 || inst.operands().empty()) return std::nullopt;
+  for (const ir::Value* v : inst.operands()) {
+    if (!v->type().is_tensor()) return std::nullopt;
+  }
+  const bool single = inst.operands().size() == 1 && inst.num_results() == 1;
+  switch (inst.opcode()) {
+    case ir::Opcode::kAllReduce:
+    case ir::Opcode::kCollectivePermute:
+      return PairwiseRule(inst);
+    case ir::Opcode::kAllGather: {
+      if (!single) return std::nullopt;
+      EMBER_ASSIGN_OR_RETURN(int64_t dim, Int(inst, "all_gather_dim"));
+      return AllButDimRule(inst, dim);
+    }
+    case ir::Opcode::kReduceScatter: {
+      if (!single) return std::nullopt;
+      EMBER_ASSIGN_OR_RETURN(int64_t dim, Int(inst, "scatter_dimension"));
+      return AllButDimRule(inst, dim);
+    }
+    case ir::Opcode::kAllToAll: {
+      if (!single) return std::nullopt;
+      EMBER_ASSIGN_OR_RETURN(int64_t split, Int(inst, "split_dimension", -1));
+      EMBER_ASSIGN_OR_RETURN(int64_t concat, Int(inst, "concat_dimension", -1));
+      if (split < 0 || concat < 0) return std::nullopt;
+      return KeptDimsRule(inst, [&](size_t d) {
+        return static_cast<int64_t>(d) != split && static_cast<int64_t>(d) != concat;
+      });
     }
     default:
       return std::nullopt;

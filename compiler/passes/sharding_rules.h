@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,11 @@ struct ShardingRule {
   // operands split along it is partial (unreduced) over those axes.
   std::vector<int64_t> factor_sizes;
   std::vector<bool> reduction;
+  // Per factor: the elements beyond its block a device's block of the result reads from the
+  // blocks before and after it ({0, 0} for most). A convolution's spatial dimension at stride 1
+  // reads a window around each element: split, each device needs halos of its neighbours'
+  // blocks, which the partitioner exchanges (collective-permute).
+  std::vector<std::pair<int64_t, int64_t>> halo;
   // Per operand and per result, per dimension: its factors, major first. Operands and results
   // that are not arrays (tokens, tuples) have no dimensions here.
   std::vector<std::vector<std::vector<int>>> operands;
@@ -30,6 +36,8 @@ struct ShardingRule {
 
   // A new factor of `size` (>1; size-1 dimensions never carry a split); returns its index.
   int AddFactor(int64_t size, bool is_reduction = false);
+  // A factor whose blocks read `lo` elements before them and `hi` after them.
+  int AddHaloFactor(int64_t size, int64_t lo, int64_t hi);
 };
 
 // The rule of `inst`; nullopt when there is none (the op's results are then replicated and its
@@ -37,6 +45,13 @@ struct ShardingRule {
 // computations) are tied to their regions by the propagation pass itself, not here. Errors name
 // the op (malformed dimension attributes).
 absl::StatusOr<std::optional<ShardingRule>> RuleOf(const ir::Instruction& inst);
+
+// The rule of a collective in the body of a manual computation (shard_map) that leaves mesh
+// axes free: its groups are devices that differ only in manual axes, so blocks along the free
+// axes line up in every group, and the dimensions it does not gather, scatter or exchange keep
+// their free-axis splits (all-reduce and collective-permute keep all of them). nullopt for
+// other ops and forms.
+absl::StatusOr<std::optional<ShardingRule>> ManualCollectiveRule(const ir::Instruction& inst);
 
 // Devices along mesh axis (or sub-axis) `a` of `mesh` (1 for an axis not in it).
 int64_t AxisSize(const ir::Mesh& mesh, const ir::MeshAxisRef& a);

@@ -232,6 +232,30 @@ absl::StatusOr<ir::Value*> SpmdBuilder::AllGather(ir::Value* v, const ir::Mesh& 
       ->result();
 }
 
+absl::StatusOr<ir::Value*> SpmdBuilder::Shift(ir::Value* v, const ir::Mesh& mesh,
+                                              const std::vector<ir::MeshAxisRef>& axes, int step,
+                                              const ir::Location& loc) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups, ir::MeshAxesGroups(mesh, axes));
+  std::vector<int64_t> pairs;
+  for (const std::vector<int64_t>& g : groups) {  // each in block order
+    const int64_t n = static_cast<int64_t>(g.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (i + step < 0 || i + step >= n) continue;
+      pairs.push_back(g[i]);
+      pairs.push_back(g[i + step]);
+    }
+  }
+  EMBER_ASSIGN_OR_RETURN(ir::Literal table, ir::Literal::FromValues<int64_t>(
+                                                {static_cast<int64_t>(pairs.size() / 2), 2}, pairs));
+  ir::AttributeMap attrs;
+  attrs.Set("source_target_pairs", ir::Attribute::OfLiteral(std::move(table)));
+  attrs.Set("channel_id", ir::Attribute::Int(counters_.next_channel++));
+  ++counters_.collectives;
+  return c_
+      .AddInstruction(ir::Opcode::kCollectivePermute, {v}, {v->type()}, std::move(attrs), {}, loc)
+      ->result();
+}
+
 absl::StatusOr<ir::Value*> SpmdBuilder::AllReduce(ir::Value* v, const ir::Mesh& mesh,
                                                   const std::vector<ir::MeshAxisRef>& axes,
                                                   ir::Computation* region,

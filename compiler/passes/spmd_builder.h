@@ -1,7 +1,9 @@
 // The instructions that move a value between shardings in a per-device program: all-gathers of
 // split dimensions, cuts of this device's block (dynamic_slice at offsets looked up by
-// partition_id), all-reduces of partial sums and reduce-scatters of those wanted split further. Shared by spmd-replicate and spmd-partition; a
-// value's split is written per dimension as mesh axes, major first (empty: whole).
+// partition_id), all-reduces of partial sums and reduce-scatters of those wanted split further,
+// and shifts of blocks to neighbouring devices (halos). Shared by spmd-replicate and
+// spmd-partition; a value's split is written per dimension as mesh axes, major first (empty:
+// whole).
 #ifndef EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
 #define EMBER_COMPILER_PASSES_SPMD_BUILDER_H_
 
@@ -104,6 +106,13 @@ class SpmdBuilder {
   absl::StatusOr<ir::Value*> ReduceScatter(ir::Value* v, const ir::Mesh& mesh, int64_t dim,
                                            const std::vector<ir::MeshAxisRef>& axes,
                                            ir::Computation* region, const ir::Location& loc);
+
+  // `v` of each device sent to the device whose block along a dimension split over `axes` is
+  // `step` (+1 or -1) blocks further: one collective_permute. Devices that no block is sent to
+  // (the first or last along the axes) get zeros.
+  absl::StatusOr<ir::Value*> Shift(ir::Value* v, const ir::Mesh& mesh,
+                                   const std::vector<ir::MeshAxisRef>& axes, int step,
+                                   const ir::Location& loc);
 
   // The global value of `shard`: one all_gather per split dimension.
   absl::StatusOr<ir::Value*> Gather(ir::Value* shard, const Split& split, const ir::Location& loc);

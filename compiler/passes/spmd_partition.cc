@@ -19,6 +19,10 @@
 //     are partitioned in turn, reading values of enclosing functions as captures;
 //   - ops without a rule run on global values (operands, and the values their regions read, are
 //     gathered): correct, and listed in the program's SPMD report with the bytes they gather;
+//   - a factor whose blocks read their neighbours' elements (a convolution's window along a
+//     split spatial dimension) gets halos: each block's tail is sent one device on and its head
+//     one device back (collective-permute), and the op runs on the block with both, without the
+//     padding they replace (the devices at the ends receive zeros);
 //   - a manual computation (shard_map) gets its operands in its in_shardings, which are exactly
 //     the blocks its body takes (an operand stated unreduced arrives as each device's part of
 //     its sum, which the body reduces itself); with free axes, its body is partitioned over
@@ -841,6 +845,15 @@ class Partitioner {
       axes[f].resize(keep);
       taken.insert(taken.end(), axes[f].begin(), axes[f].end());
     }
+    // A halo factor's blocks lend their neighbours whole halos: each at least as long as both.
+    for (size_t f = 0; f < nf; ++f) {
+      const auto [lo, hi] = rule.halo[f];
+      if ((lo == 0 && hi == 0) || axes[f].empty()) continue;
+      const int64_t n = Product(mesh_, axes[f]);
+      if (rule.factor_sizes[f] % n != 0 || rule.factor_sizes[f] / n < std::max(lo, hi)) {
+        axes[f].clear();
+      }
+    }
     // Every tensor must hold each factor's split as contiguous blocks; a factor one of them
     // cannot hold stays whole. Repeats until every tensor holds every split.
     std::vector<std::vector<std::vector<int>>> all = rule.operands;
@@ -909,6 +922,40 @@ class Partitioner {
       }
       operands.push_back(local);
     }
+    // Split halo factors (a convolution's spatial dimensions): operand 0's block grows by the
+    // halos of its neighbours' blocks, and the op runs on it without that padding (the devices
+    // at the ends receive zeros: the padding's).
+    std::optional<std::vector<int64_t>> padding;
+    for (size_t f = 0; f < nf; ++f) {
+      const auto [lo, hi] = rule.halo[f];
+      if ((lo == 0 && hi == 0) || axes[f].empty()) continue;
+      int64_t d = -1;
+      for (size_t k = 0; k < rule.operands[0].size(); ++k) {
+        const auto& fs = rule.operands[0][k];
+        if (std::find(fs.begin(), fs.end(), static_cast<int>(f)) != fs.end()) d = k;
+      }
+      const std::vector<int64_t>* spatial = IntsAttribute(inst, "input_spatial_dimensions");
+      const std::vector<int64_t>* pads = IntsAttribute(inst, "padding");
+      if (d < 0 || spatial == nullptr || pads == nullptr) {
+        return absl::InternalError(
+            absl::StrCat(inst.Describe(), ": a halo factor without its padding"));
+      }
+      const auto at = std::find(spatial->begin(), spatial->end(), d);
+      if (at == spatial->end() || pads->size() != 2 * spatial->size()) {
+        return absl::InternalError(absl::StrCat(inst.Describe(), ": a halo factor of dimension ",
+                                                d, " that is not spatial"));
+      }
+      if (!padding.has_value()) padding = *pads;
+      const size_t i = at - spatial->begin();
+      (*padding)[2 * i] = 0;
+      (*padding)[2 * i + 1] = 0;
+      EMBER_ASSIGN_OR_RETURN(operands[0],
+                             WithHalos(operands[0], d, lo, hi, axes[f], inst.location()));
+      ctx_.report.push_back(absl::StrCat("  halos of ", lo, " and ", hi,
+                                         " elements exchanged along dimension ", d, " over ",
+                                         AxesText(axes[f]), " (collective-permute): ",
+                                         inst.Describe()));
+    }
     int64_t captured = 0;
     EMBER_RETURN_IF_ERROR(GlobalCaptures(inst, captured));
     std::vector<ir::ValueType> types;
@@ -922,6 +969,7 @@ class Partitioner {
       result_splits.push_back(std::move(s));
     }
     ir::Instruction* copy = Add(inst, std::move(operands), types);
+    if (padding.has_value()) copy->mutable_attributes().Set("padding", ir::Attribute::Ints(*padding));
     if (inst.opcode() == ir::Opcode::kDynamicSlice && !types.empty()) {
       copy->mutable_attributes().Set("slice_sizes", ir::Attribute::Ints(types[0].dims()));
     }
@@ -980,6 +1028,54 @@ class Partitioner {
       held_[inst.result(r)] = std::move(h);
     }
     return absl::OkStatus();
+  }
+
+  // `local` (a block of a dimension `d` split over `axes`) with `lo` elements of the block
+  // before it in front and `hi` of the block after it behind: the tail of each block is
+  // shifted one device on, the head one device back.
+  absl::StatusOr<ir::Value*> WithHalos(ir::Value* local, int64_t d, int64_t lo, int64_t hi,
+                                       const std::vector<ir::MeshAxisRef>& axes,
+                                       const ir::Location& loc) {
+    const int64_t size = local->type().dims()[d];
+    auto slice = [&](int64_t begin, int64_t end) -> absl::StatusOr<ir::Value*> {
+      std::vector<int64_t> start(local->type().dims().size(), 0);
+      std::vector<int64_t> limit = local->type().dims();
+      std::vector<int64_t> dims = limit;
+      start[d] = begin;
+      limit[d] = end;
+      dims[d] = end - begin;
+      EMBER_ASSIGN_OR_RETURN(ir::Shape shape,
+                             ir::Shape::Make(local->type().element_type(), dims));
+      ir::AttributeMap attrs;
+      attrs.Set("start_indices", ir::Attribute::Ints(start));
+      attrs.Set("limit_indices", ir::Attribute::Ints(limit));
+      attrs.Set("strides", ir::Attribute::Ints(std::vector<int64_t>(dims.size(), 1)));
+      return c_
+          .AddInstruction(ir::Opcode::kSlice, {local}, {ir::ValueType::Tensor(shape)},
+                          std::move(attrs), {}, loc)
+          ->result();
+    };
+    std::vector<ir::Value*> pieces;
+    if (lo > 0) {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * tail, slice(size - lo, size));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * before, build_.Shift(tail, mesh_, axes, +1, loc));
+      pieces.push_back(before);
+    }
+    pieces.push_back(local);
+    if (hi > 0) {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * head, slice(0, hi));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * after, build_.Shift(head, mesh_, axes, -1, loc));
+      pieces.push_back(after);
+    }
+    std::vector<int64_t> dims = local->type().dims();
+    dims[d] += lo + hi;
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(local->type().element_type(), dims));
+    ir::AttributeMap attrs;
+    attrs.Set("dimension", ir::Attribute::Int(d));
+    return c_
+        .AddInstruction(ir::Opcode::kConcatenate, std::move(pieces),
+                        {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
+        ->result();
   }
 
   // An iota or constant split as `want`: made locally where that is exact (an iota's block is a
@@ -1094,8 +1190,8 @@ class Partitioner {
   // A manual computation (shard_map): its operands in its in_shardings are the blocks its body
   // takes along the manual axes; its results are held as its out_shardings say. Where mesh axes
   // are left free (partially manual), the blocks are also split along the free axes the
-  // shardings name, and the body is partitioned in turn over them (its values whole along the
-  // free axes: correct, the work along them not split yet).
+  // shardings name, and the body is partitioned in turn over them (propagation entered it: its
+  // values are split along the free axes where constraints or the blocks say so).
   absl::Status EmitManual(const ir::Instruction& inst) {
     ir::Computation* body = inst.callee();
     if (body == nullptr)
@@ -1301,11 +1397,13 @@ absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh
   // What the entry runs (functions the inliner left behind are not).
   std::vector<const ir::Computation*> reached = {&entry};
   std::unordered_set<const ir::Computation*> seen = {&entry};
+  std::unordered_set<const ir::Computation*> manual;  // in the bodies of manual computations
   for (size_t i = 0; i < reached.size(); ++i) {
     for (const auto& inst : reached[i]->instructions()) {
       std::vector<const ir::Computation*> inner(inst->regions().begin(), inst->regions().end());
       if (inst->callee() != nullptr) inner.push_back(inst->callee());
       for (const ir::Computation* c : inner) {
+        if (manual.contains(reached[i]) || IsManualComputation(*inst)) manual.insert(c);
         if (seen.insert(c).second) reached.push_back(c);
       }
     }
@@ -1315,7 +1413,11 @@ absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh
       for (const ir::Computation* r : inst->regions()) ++ctx.region_uses[r];
       if (inst->callee() != nullptr) ++ctx.callee_uses[inst->callee()];
       if (IsManualComputation(*inst) || IsConstraint(*inst)) continue;
-      EMBER_ASSIGN_OR_RETURN(ctx.rules[inst.get()], RuleOf(*inst));
+      std::optional<ShardingRule>& rule = ctx.rules[inst.get()];
+      EMBER_ASSIGN_OR_RETURN(rule, RuleOf(*inst));
+      if (!rule.has_value() && manual.contains(c)) {
+        EMBER_ASSIGN_OR_RETURN(rule, ManualCollectiveRule(*inst));
+      }
     }
   }
   std::vector<Held> params;

@@ -59,6 +59,23 @@ CASES = {
                                [((16, 8), P("x"))], (4,), ("x",)),
     "scan_split_carry": (_scan, [((16, 8), P("x"))], (4,), ("x",)),
     "conv_batch_split": (_conv, [((8, 6, 6, 4), P("x")), ((3, 3, 4, 8), P())], (4,), ("x",)),
+    # Spatial splits: each device's rows of the image need a row of each neighbour's (halos,
+    # exchanged by collective-permute); the gradients too (the input's is a convolution of the
+    # same kind, the kernel's gathers the image).
+    "conv_spatial_split": (_conv, [((2, 16, 6, 3), P(None, "x")), ((3, 3, 3, 4), P())], (4,),
+                           ("x",)),
+    "conv_spatial_split_two_axes": (
+        lambda x, k: jnp.tanh(_conv(_conv(x, k), k[:, :, :4, :])),
+        [((2, 8, 8, 4), P(None, "a", "b")), ((3, 3, 4, 4), P())], (2, 2), ("a", "b")),
+    "conv_spatial_split_grad": (
+        jax.grad(lambda x, k: jnp.sum(jnp.tanh(_conv(x, k)) ** 2), argnums=(0, 1)),
+        [((2, 16, 6, 3), P(None, "x")), ((3, 3, 3, 4), P())], (4,), ("x",)),
+    # A causal 1-D convolution (all of the padding before): halos from one side only, and a
+    # dilated window (reach 4) over blocks of 4.
+    "conv_causal_dilated": (
+        lambda x, k: jax.lax.conv_general_dilated(x, k, (1,), [(4, 0)], rhs_dilation=(2,),
+                                                  dimension_numbers=("NWC", "WIO", "NWC")),
+        [((2, 16, 3), P(None, "x")), ((3, 3, 5), P())], (4,), ("x",)),
     # Rows split, then columns: the axis moves by all-to-all.
     "reshard_rows_to_columns": (
         lambda a: jax.lax.with_sharding_constraint(jnp.exp(a), P(None, ("x", "y"))) * 2.0,
@@ -326,6 +343,20 @@ def test_partial_sums_wanted_split_are_reduce_scattered(devices):
     assert "all-reduce" not in text, text
 
 
+def test_spatially_split_convolutions_exchange_halos(devices):
+    """A SAME convolution of an image split by rows runs on each device's rows plus one row of
+    each neighbour's: two collective-permutes, nothing gathered."""
+    fn, inputs, mesh_shape, axes = CASES["conv_spatial_split"]
+    mesh = Mesh(np.array(devices["ember"]).reshape(mesh_shape), axes)
+    placed = [jax.device_put(_rand(shape, k), NamedSharding(mesh, spec))
+              for k, (shape, spec) in enumerate(inputs)]
+    with jax.set_mesh(mesh):
+        text = jax.jit(fn).lower(*placed).compile().as_text()
+    assert text.count("collective-permute") == 2, text
+    assert "all-gather" not in text, text
+    assert "f32[2,6,6,3]" in text, text  # 4 rows of its own, 2 of its neighbours'
+
+
 def test_programs_whose_names_have_a_hyphen_report_their_shardings(devices):
     """jit(scatter-add) (x.at[i].add) names its module jit_scatter-add: its optimized program
     must parse in jaxlib (the name quoted), or the executable reports no output shardings and
@@ -381,3 +412,31 @@ def test_a_reshaped_abstract_mesh_is_written_over_the_programs_mesh(devices):
     np.testing.assert_allclose(outs["ember"][0], outs["cpu"][0], rtol=1e-6)
     assert outs["ember"][1] == outs["cpu"][1] == P("a"), (outs["ember"][1], outs["cpu"][1])
     assert "all-gather(" not in text, text
+
+
+def test_partially_manual_shard_map_splits_its_body_along_the_free_axes(devices):
+    """shard_map manual over "x" only, its body constraining a value over the free axis "y": the
+    body runs on blocks split along "y" too (no gather of the operand, which the caller holds
+    split over both), its psum over "x" stays one all-reduce, and the result comes back split
+    over "y", as XLA:CPU splits it."""
+    def body(a):
+        a = jax.lax.with_sharding_constraint(a, P(None, "y"))
+        return jax.lax.psum(jnp.tanh(a * 2.0), "x")
+
+    x = _rand((16, 8), 5)
+    outs, texts = {}, {}
+    for platform, devs in devices.items():
+        mesh = Mesh(np.array(devs).reshape(2, 2), ("x", "y"))
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(),
+                                  axis_names={"x"}))
+        with jax.set_mesh(mesh):
+            placed = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+            outs[platform] = f(placed)
+            texts[platform] = f.lower(placed).compile().as_text()
+    got, want = outs["ember"], outs["cpu"]
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
+    assert got.sharding.spec == want.sharding.spec == P(None, "y"), (got.sharding, want.sharding)
+    text = texts["ember"]
+    assert "all-gather" not in text, text
+    assert text.count("all-reduce") == 1, text
+    assert "tanh(" in text and "f32[8,4]{1,0} tanh(" in text, text

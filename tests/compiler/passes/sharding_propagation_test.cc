@@ -323,6 +323,49 @@ module @jit_f {
   EXPECT_EQ(Of(main, ir::Opcode::kCustomCall, 2), R"(#sdy.sharding<@mesh, [{}, {}]>)");
 }
 
+TEST(ShardingPropagationTest, PartiallyManualBodiesAreSplitAlongTheFreeAxes) {
+  // Manual over "x" only: a constraint over the free "y" inside the body splits the body's
+  // values, the operand's and result's blocks (in_shardings, out_shardings) and what the caller
+  // passes and gets; the psum over "x" keeps the split; "x" never splits a value of the body.
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+    %m = sdy.manual_computation(%b) in_shardings=[<@mesh, [{"x", ?}, {?}]>] out_shardings=[<@mesh, [{?}, {?}]>] manual_axes={"x"} (%arg1: tensor<4x4xf32>) {
+      %c = sdy.sharding_constraint %arg1 <@mesh, [{}, {"y"}]> : tensor<4x4xf32>
+      %1 = stablehlo.negate %c : tensor<4x4xf32>
+      %2 = "stablehlo.all_reduce"(%1) ({
+        ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+          %s = stablehlo.add %p, %q : tensor<f32>
+          stablehlo.return %s : tensor<f32>
+      }) {replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      %3 = stablehlo.tanh %2 : tensor<4x4xf32>
+      sdy.return %3 : tensor<4x4xf32>
+    } : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %m : tensor<8x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(Propagate(*m).ok()) << Propagate(*m);
+  const ir::Computation& main = *m->entry();
+  const ir::Instruction* manual = nullptr;
+  for (const auto& inst : main.instructions()) {
+    if (inst->opcode() == ir::Opcode::kCustomCall && inst->callee() != nullptr) manual = inst.get();
+  }
+  ASSERT_NE(manual, nullptr);
+  const ir::Computation& body = *manual->callee();
+  const std::string y = R"(#sdy.sharding<@mesh, [{}, {"y"}]>)";
+  EXPECT_EQ(Of(body, ir::Opcode::kNegate), y);
+  EXPECT_EQ(Of(body, ir::Opcode::kAllReduce), y);
+  EXPECT_EQ(Of(body, ir::Opcode::kTanh), y);
+  EXPECT_EQ(OfParam(main, 0), R"(#sdy.sharding<@mesh, [{"x"}, {"y"}]>)");
+  // The blocks' dimensions stay open, as JAX stated them.
+  EXPECT_EQ(Text(manual->attribute("in_shardings"), 0),
+            R"(#sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>)");
+  EXPECT_EQ(Text(manual->attribute("out_shardings"), 0), R"(#sdy.sharding<@mesh, [{?}, {"y", ?}]>)");
+  EXPECT_EQ(OfResult(main, 0), y);
+}
+
 TEST(ShardingPropagationTest, BroadcastPadDynamicSliceReverseSortIotaAndAxisOnce) {
   auto m = Parse(R"(
 module @jit_f {
@@ -385,6 +428,30 @@ module @jit_f {
   EXPECT_EQ(OfParam(main, 1), R"(#sdy.sharding<@mesh, [{}, {"y"}, {}]>)");
   // The indices' batch and the table's whole feature dimension pass to the rows gathered.
   EXPECT_EQ(Of(main, ir::Opcode::kGather), R"(#sdy.sharding<@mesh, [{"x"}, {"y"}]>)");
+}
+
+TEST(ShardingPropagationTest, ConvolutionSpatialSplitsPassOnlyWhereOutputsKeepTheirLength) {
+  // A split image's rows pass to the output of a stride-1 convolution padded to the input's
+  // length (each device's rows then need halos, which the partitioner exchanges); a strided one
+  // (output half as long) and an unpadded one (output shorter) take nothing from the split.
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%in: tensor<2x16x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}]>},
+                         %k: tensor<3x3x4xf32>)
+      -> (tensor<2x16x4xf32>, tensor<2x8x4xf32>, tensor<2x14x4xf32>) {
+    %0 = stablehlo.convolution(%in, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {pad = [[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x16x3xf32>, tensor<3x3x4xf32>) -> tensor<2x16x4xf32>
+    %1 = stablehlo.convolution(%in, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [2], pad = [[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x16x3xf32>, tensor<3x3x4xf32>) -> tensor<2x8x4xf32>
+    %2 = stablehlo.convolution(%in, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x16x3xf32>, tensor<3x3x4xf32>) -> tensor<2x14x4xf32>
+    return %0, %1, %2 : tensor<2x16x4xf32>, tensor<2x8x4xf32>, tensor<2x14x4xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(Propagate(*m).ok()) << Propagate(*m);
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Of(main, ir::Opcode::kConvolution, 0), R"(#sdy.sharding<@mesh, [{}, {"x"}, {}]>)");
+  EXPECT_EQ(Of(main, ir::Opcode::kConvolution, 1), R"(#sdy.sharding<@mesh, [{}, {}, {}]>)");
+  EXPECT_EQ(Of(main, ir::Opcode::kConvolution, 2), R"(#sdy.sharding<@mesh, [{}, {}, {}]>)");
 }
 
 TEST(ShardingPropagationTest, ScatterWindowsAndReduceWindowUnitWindows) {
