@@ -7,7 +7,8 @@ on 1M f32, a 1024x1024 matmul, a ResNet-like 3x3 convolution (batch 8, 56x56, 64
 NHWC), an MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
 layer training step (hidden 256, 4 heads, seq 128, batch 8, Adam), and the dispatch latency of a
 trivial jitted function. Compile time is PJRT compile only (`Lowered.compile()`; the lowering is
-shared by both backends and not counted).
+shared by both backends and not counted). The memory column is the ratio of the compiled
+programs' arguments + outputs + temporaries (`memory_analysis()`, less what outputs alias).
 
     .venv/bin/python bench/bench.py                 # every program
     .venv/bin/python bench/bench.py --only matmul   # programs whose name contains "matmul"
@@ -189,13 +190,23 @@ def block(tree):
         leaf.block_until_ready()
 
 
+def memory_bytes(compiled):
+    """Arguments + outputs + temporaries (less what outputs alias) from memory_analysis()."""
+    m = compiled.memory_analysis()
+    if m is None:
+        return None
+    return (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+            - m.alias_size_in_bytes)
+
+
 def measure(fn, args, device, carries_state, opts):
-    """Returns (compile seconds, median step seconds, number of timed steps)."""
+    """Returns (compile seconds, median step seconds, number of timed steps, memory bytes)."""
     args = jax.device_put(args, device)
     lowered = jax.jit(fn).lower(*args)
     start = time.perf_counter()
     compiled = lowered.compile()
     compile_s = time.perf_counter() - start
+    memory = memory_bytes(compiled)
     for _ in range(opts.warmup):
         out = compiled(*args)
         block(out)
@@ -211,7 +222,7 @@ def measure(fn, args, device, carries_state, opts):
         times.append(time.perf_counter() - start)
         if carries_state:
             args = out
-    return compile_s, statistics.median(times), len(times)
+    return compile_s, statistics.median(times), len(times), memory
 
 
 def fmt_time(seconds):
@@ -238,7 +249,7 @@ def main():
           f"{os.cpu_count()} cpu cores", flush=True)
     rows = []
     header = (f"{'program':36} {'ember step':>11} {'xla step':>11} {'ratio':>7}   "
-              f"{'ember compile':>13} {'xla compile':>11} {'ratio':>7}")
+              f"{'ember compile':>13} {'xla compile':>11} {'ratio':>7}   {'memory':>7}")
     print(header)
     print("-" * len(header))
     for name, make in PROGRAMS:
@@ -248,13 +259,18 @@ def main():
         row = {"program": name}
         try:
             for label, device in (("xla", cpu), ("ember", ember)):
-                c, s, n = measure(fn, args, device, carries_state, opts)
+                c, s, n, mem = measure(fn, args, device, carries_state, opts)
                 row[f"{label}_compile_s"], row[f"{label}_step_s"], row[f"{label}_runs"] = c, s, n
+                row[f"{label}_memory_bytes"] = mem
             row["step_ratio"] = row["ember_step_s"] / row["xla_step_s"]
             row["compile_ratio"] = row["ember_compile_s"] / row["xla_compile_s"]
+            if row["ember_memory_bytes"] and row["xla_memory_bytes"]:
+                row["memory_ratio"] = row["ember_memory_bytes"] / row["xla_memory_bytes"]
+            memory = f"{row['memory_ratio']:.2f}x" if "memory_ratio" in row else "n/a"
             print(f"{name:36} {fmt_time(row['ember_step_s']):>11} {fmt_time(row['xla_step_s']):>11} "
                   f"{row['step_ratio']:>6.2f}x   {fmt_time(row['ember_compile_s']):>13} "
-                  f"{fmt_time(row['xla_compile_s']):>11} {row['compile_ratio']:>6.2f}x", flush=True)
+                  f"{fmt_time(row['xla_compile_s']):>11} {row['compile_ratio']:>6.2f}x   "
+                  f"{memory:>7}", flush=True)
         except Exception as e:  # a failing program is reported, and the table goes on
             row["error"] = f"{type(e).__name__}: {e}"
             print(f"{name:36} FAILED: {row['error'][:200]}", flush=True)
@@ -267,6 +283,10 @@ def main():
     if compiles:
         print(f"geometric mean compile ratio: "
               f"{math.exp(statistics.mean(math.log(r) for r in compiles)):.2f}x  (goal <= 0.2)")
+    memories = [r["memory_ratio"] for r in rows if "memory_ratio" in r]
+    if memories:
+        print(f"geometric mean memory ratio (arguments + outputs + temporaries, memory_analysis()): "
+              f"{math.exp(statistics.mean(math.log(r) for r in memories)):.2f}x  (goal <= 1.2)")
     dispatch = [r for r in rows if r["program"].startswith("dispatch") and "step_ratio" in r]
     if dispatch:
         print(f"dispatch ratio: {dispatch[0]['step_ratio']:.2f}x  (goal <= 1.2)")

@@ -15,6 +15,7 @@ int ShardingRule::AddFactor(int64_t size, bool is_reduction) {
   factor_sizes.push_back(size);
   reduction.push_back(is_reduction);
   halo.emplace_back(0, 0);
+  index_component.push_back(-1);
   return static_cast<int>(factor_sizes.size()) - 1;
 }
 
@@ -387,7 +388,10 @@ ShardingRule AllButDimRule(const ir::Instruction& inst, int64_t skip) {
 // gather: the index batch dimensions (every start_indices dimension but index_vector_dim) are
 // the result's non-offset dimensions, in order; an operand batching dimension shares its
 // indices batching dimension's factor; an operand dimension taken whole is its offset
-// dimension. Everything else (the gathered dimensions) gets no factor.
+// dimension. An operand dimension gathered one element per index (a collapsed dimension of
+// start_index_map: an embedding table's rows) is an indexed reduction factor of the operand
+// alone (split, each device gathers the rows it holds and zeros for the others: a partial
+// sum). Other gathered dimensions get no factor.
 absl::StatusOr<ShardingRule> GatherRule(const ir::Instruction& inst) {
   ShardingRule rule = EmptyRule(inst);
   if (inst.operands().size() != 2) return rule;
@@ -440,6 +444,17 @@ absl::StatusOr<ShardingRule> GatherRule(const ir::Instruction& inst) {
       rule.operands[0][d].push_back(f);
       rule.results[0][out_dim].push_back(f);
     }
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> map, Ints(inst, "start_index_map", {{}}));
+  for (size_t j = 0; j < map.size(); ++j) {
+    const int64_t d = map[j];
+    if (d < 0 || d >= static_cast<int64_t>(operand.size()) || operand[d] <= 1 || sizes[d] != 1 ||
+        !Contains(collapsed, d) || Contains(obatch, d)) {
+      continue;
+    }
+    const int f = rule.AddFactor(operand[d], /*is_reduction=*/true);
+    rule.index_component[f] = static_cast<int>(j);
+    rule.operands[0][d].push_back(f);
   }
   return rule;
 }
@@ -510,6 +525,27 @@ absl::StatusOr<ShardingRule> ScatterRule(const ir::Instruction& inst) {
       if (Shape(inst.operand(k)) == operand) rule.operands[k][d].push_back(f);
       if (Shape(inst.operand(n + 1 + k)) == updates) rule.operands[n + 1 + k][u].push_back(f);
       if (Shape(inst.result(k)) == operand) rule.results[k][d].push_back(f);
+    }
+  }
+  // An operand dimension scattered into one element per index (an inserted window dimension of
+  // scatter_dims_to_operand_dims: an embedding gradient's rows) is an indexed factor of the
+  // operands and results: split, each device scatters into the rows it holds.
+  for (size_t j = 0; j < map.size(); ++j) {
+    const int64_t d = map[j];
+    if (d < 0 || d >= static_cast<int64_t>(operand.size()) || operand[d] <= 1 ||
+        !Contains(inserted, d) || Contains(ibatch, d)) {
+      continue;
+    }
+    bool same = true;
+    for (size_t k = 0; k < n; ++k) {
+      same = same && Shape(inst.operand(k)) == operand && Shape(inst.result(k)) == operand;
+    }
+    if (!same) continue;
+    const int f = rule.AddFactor(operand[d]);
+    rule.index_component[f] = static_cast<int>(j);
+    for (size_t k = 0; k < n; ++k) {
+      rule.operands[k][d].push_back(f);
+      rule.results[k][d].push_back(f);
     }
   }
   // The updates' scatter dimensions, with the indices' batch dimensions they follow: the result

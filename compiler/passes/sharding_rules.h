@@ -29,6 +29,12 @@ struct ShardingRule {
   // reads a window around each element: split, each device needs halos of its neighbours'
   // blocks, which the partitioner exchanges (collective-permute).
   std::vector<std::pair<int64_t, int64_t>> halo;
+  // Per factor: for an operand dimension a gather or scatter indexes (one element per index,
+  // the index's component `index_component` selecting it), that component; -1 for others.
+  // Split, each device looks its own block up with the indices made local (a gather masks the
+  // rows other blocks hold, leaving its result a partial sum; a scatter's other rows fall out
+  // of bounds and are skipped).
+  std::vector<int> index_component;
   // Per operand and per result, per dimension: its factors, major first. Operands and results
   // that are not arrays (tokens, tuples) have no dimensions here.
   std::vector<std::vector<std::vector<int>>> operands;

@@ -13,8 +13,11 @@
 //     whole predicate) keep them partial;
 //   - a factor whose split a tensor cannot hold as a contiguous block (the minor factor of a
 //     merged dimension, a split that does not divide), or that an op cannot run on locally
-//     (scatter, grouped convolutions, reductions whose init is not their identity), stays whole:
-//     its operands are gathered along it;
+//     (a scatter's updates into a non-zero operand, grouped convolutions, reductions whose init
+//     is not their identity), stays whole: its operands are gathered along it;
+//   - a gather or scatter of an operand split along a dimension it indexes (an embedding
+//     table's rows) runs on the local block with the indices made local: a gather zeroes the
+//     rows other blocks hold (its result partial), a scatter's others fall out of bounds;
 //   - while, if and case ops whose regions only they run keep their values split: their regions
 //     are partitioned in turn, reading values of enclosing functions as captures;
 //   - ops without a rule run on global values (operands, and the values their regions read, are
@@ -654,6 +657,11 @@ class Partitioner {
       case ir::Opcode::kDotGeneral:
       case ir::Opcode::kConvolution:
         return collectives::ReductionKind::kSum;
+      case ir::Opcode::kGather:
+        // Its reduction factors are indexed dimensions: each device gathers the rows it holds
+        // and zeros for the others.
+        if (type == ir::ElementType::kPred) return std::nullopt;
+        return collectives::ReductionKind::kSum;
       case ir::Opcode::kScatter: {
         // Scatter-add into zeros: each device adds its updates, and the sum of the devices'
         // results is the whole scatter.
@@ -768,10 +776,9 @@ class Partitioner {
   // factor stays whole.
   bool RunsOnlyWhole(const ir::Instruction& inst) const {
     switch (inst.opcode()) {
-      case ir::Opcode::kScatter:
-        // Each device's updates land anywhere in the operand: only a scatter-add into zeros
-        // runs on the devices' updates, its result partial.
-        return !PartialKind(inst).has_value();
+      // (A scatter runs split: along window and indexed dimensions each device updates its
+      // block; only a scatter-add into zeros runs on split updates (its reduction factors: each
+      // device's updates land anywhere), its result partial.)
       case ir::Opcode::kConvolution: {
         for (const char* name : {"feature_group_count", "batch_group_count"}) {
           const ir::Attribute* a = inst.attribute(name);
@@ -956,6 +963,45 @@ class Partitioner {
                                          AxesText(axes[f]), " (collective-permute): ",
                                          inst.Describe()));
     }
+    // Split indexed factors (operand dimensions a gather or scatter looks up by index): the
+    // indices are made local to this device's block; a gather's rows from other blocks are
+    // masked to zeros below.
+    ir::Value* in_block = nullptr;
+    for (size_t f = 0; f < nf; ++f) {
+      if (rule.index_component[f] < 0 || axes[f].empty()) continue;
+      const bool gather = inst.opcode() == ir::Opcode::kGather;
+      const size_t at = gather ? 1 : inst.num_results();  // the indices
+      int64_t d = -1;
+      for (size_t k = 0; k < rule.operands[0].size(); ++k) {
+        const auto& fs = rule.operands[0][k];
+        if (std::find(fs.begin(), fs.end(), static_cast<int>(f)) != fs.end()) d = k;
+      }
+      if (d < 0 || at >= operands.size()) {
+        return absl::InternalError(absl::StrCat(inst.Describe(), ": an indexed factor without its "
+                                                "dimension or indices"));
+      }
+      const int64_t rank = static_cast<int64_t>(operands[at]->type().dims().size());
+      const ir::Attribute* ivd = inst.attribute("index_vector_dim");
+      const int64_t vector_dim = ivd != nullptr && ivd->kind == ir::Attribute::Kind::kInt ? ivd->i
+                                                                                            : rank;
+      ir::Value* mask = nullptr;
+      EMBER_ASSIGN_OR_RETURN(
+          operands[at],
+          LocalIndices(operands[at], vector_dim, rule.index_component[f], rule.factor_sizes[f],
+                       operands[0]->type().dims()[d], axes[f], gather,
+                       gather ? &mask : nullptr, inst.location()));
+      if (mask != nullptr) {
+        in_block = in_block == nullptr ? mask
+                                       : c_.AddInstruction(ir::Opcode::kAnd, {in_block, mask},
+                                                           {mask->type()}, {}, {}, inst.location())
+                                             ->result();
+      }
+      ctx_.report.push_back(absl::StrCat("  indices made local to blocks of dimension ", d,
+                                         " split over ", AxesText(axes[f]),
+                                         gather ? " (other blocks' rows masked: a partial sum): "
+                                                : ": ",
+                                         inst.Describe()));
+    }
     int64_t captured = 0;
     EMBER_RETURN_IF_ERROR(GlobalCaptures(inst, captured));
     std::vector<ir::ValueType> types;
@@ -1003,6 +1049,7 @@ class Partitioner {
                            std::find(batching->begin(), batching->end(), static_cast<int64_t>(d)) !=
                                batching->end();
         if (batch) continue;  // one row per index, found by the batch index: local as it is
+        if ((*sizes)[d] == 1) continue;  // looked up by a local index: one row as before
         if ((*sizes)[d] != global[d]) {
           return absl::InternalError(absl::StrCat(inst.Describe(), ": operand dimension ", d,
                                                   " is split but not gathered whole"));
@@ -1017,8 +1064,13 @@ class Partitioner {
                                          "needed whole): ",
                                          inst.Describe()));
     }
+    std::vector<ir::Value*> results;
+    for (size_t r = 0; r < inst.num_results(); ++r) results.push_back(copy->result(r));
+    if (in_block != nullptr && !results.empty()) {
+      EMBER_ASSIGN_OR_RETURN(results[0], MaskRows(inst, results[0], in_block));
+    }
     for (size_t r = 0; r < inst.num_results(); ++r) {
-      Held h{copy->result(r), std::move(result_splits[r])};
+      Held h{results[r], std::move(result_splits[r])};
       if (!summed.empty()) {
         h.partial = summed;
         h.partial_op = &inst;
@@ -1028,6 +1080,137 @@ class Partitioner {
       held_[inst.result(r)] = std::move(h);
     }
     return absl::OkStatus();
+  }
+
+  // `indices` (a gather's or scatter's, vector dimension `vector_dim`) with component `j`, which
+  // looks up a dimension of `size` elements split over `axes` in blocks of `block`, made local
+  // to this device's block: minus its offset, after clamping into the dimension first where
+  // `clamp` (a gather clamps its start indices). `in_block`, when given, gets whether each
+  // index falls in the block (the indices' shape without the vector dimension).
+  absl::StatusOr<ir::Value*> LocalIndices(ir::Value* indices, int64_t vector_dim, int64_t j,
+                                          int64_t size, int64_t block,
+                                          const std::vector<ir::MeshAxisRef>& axes, bool clamp,
+                                          ir::Value** in_block, const ir::Location& loc) {
+    const ir::ElementType et = indices->type().element_type();
+    const std::vector<int64_t>& dims = indices->type().dims();
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    if (!ir::IsInteger(et)) {
+      return absl::InvalidArgumentError("spmd-partition: indices that are not integers");
+    }
+    auto add = [&](ir::Opcode op, std::vector<ir::Value*> in, std::vector<int64_t> shape,
+                   ir::ElementType type, ir::AttributeMap attrs = {}) -> absl::StatusOr<ir::Value*> {
+      EMBER_ASSIGN_OR_RETURN(ir::Shape out, ir::Shape::Make(type, std::move(shape)));
+      return c_
+          .AddInstruction(op, std::move(in), {ir::ValueType::Tensor(out)}, std::move(attrs), {},
+                          loc)
+          ->result();
+    };
+    auto slice = [&](int64_t begin, int64_t end) -> absl::StatusOr<ir::Value*> {
+      std::vector<int64_t> start(rank, 0), limit = dims, shape = dims;
+      start[vector_dim] = begin;
+      limit[vector_dim] = end;
+      shape[vector_dim] = end - begin;
+      ir::AttributeMap attrs;
+      attrs.Set("start_indices", ir::Attribute::Ints(start));
+      attrs.Set("limit_indices", ir::Attribute::Ints(limit));
+      attrs.Set("strides", ir::Attribute::Ints(std::vector<int64_t>(rank, 1)));
+      return add(ir::Opcode::kSlice, {indices}, shape, et, std::move(attrs));
+    };
+    std::vector<int64_t> component_dims = dims;
+    ir::Value* component = indices;
+    if (vector_dim < rank) {
+      component_dims[vector_dim] = 1;
+      EMBER_ASSIGN_OR_RETURN(component, slice(j, j + 1));
+    }
+    // A scalar of the index type, broadcast to the component's shape.
+    auto splat = [&](ir::Value* s64) -> absl::StatusOr<ir::Value*> {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * scalar, add(ir::Opcode::kConvert, {s64}, {}, et));
+      ir::AttributeMap attrs;
+      attrs.Set("broadcast_dimensions", ir::Attribute::Ints({}));
+      return add(ir::Opcode::kBroadcastInDim, {scalar}, component_dims, et, std::move(attrs));
+    };
+    auto number = [&](int64_t v) -> absl::StatusOr<ir::Value*> {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * s64, build_.Scalar(v, loc));
+      return splat(s64);
+    };
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zero, number(0));
+    if (clamp) {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * last, number(size - 1));
+      EMBER_ASSIGN_OR_RETURN(component,
+                             add(ir::Opcode::kClamp, {zero, component, last}, component_dims, et));
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Value * offset,
+                           build_.MinorBlockOffset(mesh_, axes, size / block, block, loc));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * start, splat(offset));
+    EMBER_ASSIGN_OR_RETURN(ir::Value * local,
+                           add(ir::Opcode::kSubtract, {component, start}, component_dims, et));
+    if (in_block != nullptr) {
+      const char* kind = ir::IsSignedInteger(et) ? "SIGNED" : "UNSIGNED";
+      auto compare = [&](ir::Value* a, ir::Value* b, const char* dir) {
+        ir::AttributeMap attrs;
+        attrs.Set("comparison_direction", ir::Attribute::String(dir));
+        attrs.Set("compare_type", ir::Attribute::String(kind));
+        return add(ir::Opcode::kCompare, {a, b}, component_dims, ir::ElementType::kPred,
+                   std::move(attrs));
+      };
+      EMBER_ASSIGN_OR_RETURN(ir::Value * count, number(block));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * at_least, compare(local, zero, "GE"));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * below, compare(local, count, "LT"));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * inside, add(ir::Opcode::kAnd, {at_least, below},
+                                                     component_dims, ir::ElementType::kPred));
+      if (vector_dim < rank) {
+        std::vector<int64_t> batch = dims;
+        batch.erase(batch.begin() + vector_dim);
+        EMBER_ASSIGN_OR_RETURN(inside, add(ir::Opcode::kReshape, {inside}, batch,
+                                           ir::ElementType::kPred));
+      }
+      *in_block = inside;
+    }
+    if (vector_dim >= rank) return local;
+    std::vector<ir::Value*> pieces;
+    if (j > 0) {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * before, slice(0, j));
+      pieces.push_back(before);
+    }
+    pieces.push_back(local);
+    if (j + 1 < dims[vector_dim]) {
+      EMBER_ASSIGN_OR_RETURN(ir::Value * after, slice(j + 1, dims[vector_dim]));
+      pieces.push_back(after);
+    }
+    if (pieces.size() == 1) return local;
+    ir::AttributeMap attrs;
+    attrs.Set("dimension", ir::Attribute::Int(vector_dim));
+    return add(ir::Opcode::kConcatenate, std::move(pieces), dims, et, std::move(attrs));
+  }
+
+  // A gather's local result with the rows whose index fell outside this device's block
+  // (`in_block`, over the index batch dimensions: the result's non-offset dimensions) zeroed.
+  absl::StatusOr<ir::Value*> MaskRows(const ir::Instruction& gather, ir::Value* result,
+                                      ir::Value* in_block) {
+    const ir::Location& loc = gather.location();
+    const std::vector<int64_t>* offset = IntsAttribute(gather, "offset_dims");
+    std::vector<int64_t> batch_dims;
+    for (int64_t r = 0; r < static_cast<int64_t>(result->type().dims().size()); ++r) {
+      if (offset == nullptr || std::find(offset->begin(), offset->end(), r) == offset->end()) {
+        batch_dims.push_back(r);
+      }
+    }
+    if (batch_dims.size() != in_block->type().dims().size()) {
+      return absl::InternalError(absl::StrCat(gather.Describe(), ": ", batch_dims.size(),
+                                              " batch dimensions for indices of rank ",
+                                              in_block->type().dims().size()));
+    }
+    EMBER_ASSIGN_OR_RETURN(ir::Shape shape,
+                           ir::Shape::Make(ir::ElementType::kPred, result->type().dims()));
+    ir::AttributeMap attrs;
+    attrs.Set("broadcast_dimensions", ir::Attribute::Ints(batch_dims));
+    ir::Value* mask = c_.AddInstruction(ir::Opcode::kBroadcastInDim, {in_block},
+                                        {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
+                          ->result();
+    EMBER_ASSIGN_OR_RETURN(ir::Value * zeros, build_.Zeros(result->type(), loc));
+    return c_
+        .AddInstruction(ir::Opcode::kSelect, {mask, result, zeros}, {result->type()}, {}, {}, loc)
+        ->result();
   }
 
   // `local` (a block of a dimension `d` split over `axes`) with `lo` elements of the block

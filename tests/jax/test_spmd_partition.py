@@ -102,6 +102,23 @@ CASES = {
     "embedding_grad_split_batch": (
         jax.grad(lambda e, i: jnp.sum(jnp.tanh(e[i % 32]) ** 2)),
         [((32, 8), P()), ("indices", P("x"))], (4,), ("x",)),
+    # A table split by rows (vocabulary-parallel embeddings): each device gathers the rows it
+    # holds (zeros for the others, one all-reduce), and scatters the gradient into its rows.
+    "embedding_rows_split": (lambda e, i: jnp.tanh(e[i % 40]),
+                             [((40, 8), P("x", None)), ("indices", P())], (4,), ("x",)),
+    "embedding_rows_split_grad": (
+        jax.grad(lambda e, i: jnp.sum(jnp.tanh(e[i % 40]) ** 2)),
+        [((40, 8), P("x", None)), ("indices", P())], (4,), ("x",)),
+    "embedding_rows_split_sgd": (
+        lambda e, i: e - 0.1 * jax.grad(lambda t: jnp.sum(jnp.tanh(t[i % 40]) ** 2))(e),
+        [((40, 8), P("x", None)), ("indices", P())], (4,), ("x",)),
+    # Out-of-range rows of a scatter are dropped on every device, as on one.
+    "scatter_rows_split_out_of_range": (
+        lambda e, i, u: e.at[i - 8].add(u[:, :8], mode="drop"),
+        [((40, 8), P("x", None)), ("indices", P()), ((16, 8), P())], (4,), ("x",)),
+    "embedding_rows_and_batch_split": (
+        lambda e, i: jnp.take(e, i, axis=0, mode="clip") * 3.0,
+        [((40, 8), P("m", None)), ("indices", P("d"))], (2, 2), ("d", "m")),
     # Slices inside a loop body keep split dimensions whole.
     "scan_body_slices": (lambda a: jax.lax.scan(lambda c, x: (c + x[:, :8] * 0.5, c.sum()),
                                                 a[0, :, :8], a, unroll=2),
@@ -116,7 +133,10 @@ def test_partitioned_program_matches_xla(name, devices):
     for k, (shape, _) in enumerate(inputs):
         if shape == "indices":
             index_shape = (16, 3) if name == "take_along_axis_batch" else (16,)
-            args.append(np.random.default_rng(k).integers(0, 32, index_shape).astype(np.int32))
+            # Some out of range: a gather clamps them, into the first or last block.
+            high = 50 if name == "embedding_rows_and_batch_split" else 32
+            args.append(np.random.default_rng(k).integers(-5 if high == 50 else 0, high,
+                                                          index_shape).astype(np.int32))
         else:
             args.append(_rand(shape, seed=k + 3))
     outs = {}
@@ -412,6 +432,24 @@ def test_a_reshaped_abstract_mesh_is_written_over_the_programs_mesh(devices):
     np.testing.assert_allclose(outs["ember"][0], outs["cpu"][0], rtol=1e-6)
     assert outs["ember"][1] == outs["cpu"][1] == P("a"), (outs["ember"][1], outs["cpu"][1])
     assert "all-gather(" not in text, text
+
+
+def test_a_row_split_table_is_looked_up_where_its_rows_are(devices):
+    """An embedding lookup from a table split by rows and an SGD step on it: no all-gather of the
+    table; the lookup is one all-reduce of the masked rows, and the step scatters the gradient
+    into each device's rows."""
+    table = jax.device_put(_rand((40, 8), 1), NamedSharding(
+        Mesh(np.array(devices["ember"]), ("x",)), P("x", None)))
+    ids = np.random.default_rng(2).integers(0, 40, (16,)).astype(np.int32)
+    mesh = table.sharding.mesh
+    with jax.set_mesh(mesh):
+        look = jax.jit(lambda e, i: jnp.tanh(e[i])).lower(table, ids).compile().as_text()
+        grad = jax.grad(lambda e, i: jnp.sum(jnp.tanh(e[i]) ** 2))
+        step = jax.jit(lambda e, i: e - 0.1 * grad(e, i)).lower(table, ids).compile().as_text()
+    for text in (look, step):
+        assert "all-gather" not in text, text
+    assert look.count("all-reduce") == 1, look
+    assert "f32[10,8]{1,0} scatter(" in step, step  # into each device's block of the table
 
 
 def test_partially_manual_shard_map_splits_its_body_along_the_free_axes(devices):

@@ -454,6 +454,30 @@ module @jit_f {
   EXPECT_EQ(Of(main, ir::Opcode::kConvolution, 2), R"(#sdy.sharding<@mesh, [{}, {}, {}]>)");
 }
 
+TEST(ShardingPropagationTest, TablesSplitByRowsAreLookedUpAndUpdatedWhereTheRowsAre) {
+  // A gather of rows from a table split by rows is a partial sum over the rows' axis (each
+  // device gathers its rows, zeros for the others); a scatter into the table keeps its split.
+  auto m = Parse(R"(
+module @jit_f {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%table: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %idx: tensor<4x1xi32>, %upd: tensor<4x8xf32>)
+      -> (tensor<4x8xf32>, tensor<16x8xf32>) {
+    %g = "stablehlo.gather"(%table, %idx) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 8>, indices_are_sorted = false} : (tensor<16x8xf32>, tensor<4x1xi32>) -> tensor<4x8xf32>
+    %s = "stablehlo.scatter"(%table, %idx, %upd) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        stablehlo.return %b : tensor<f32>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<16x8xf32>, tensor<4x1xi32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+    return %g, %s : tensor<4x8xf32>, tensor<16x8xf32>
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(Propagate(*m).ok()) << Propagate(*m);
+  const ir::Computation& main = *m->entry();
+  EXPECT_EQ(Of(main, ir::Opcode::kGather), R"(#sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>)");
+  EXPECT_EQ(Of(main, ir::Opcode::kScatter), R"(#sdy.sharding<@mesh, [{"x"}, {}]>)");
+}
+
 TEST(ShardingPropagationTest, ScatterWindowsAndReduceWindowUnitWindows) {
   auto m = Parse(R"(
 module @jit_f {
