@@ -1004,6 +1004,12 @@ class HostCompilation {
         ref.kind = ValueRef::Kind::kOther;
         ref.other = num_other_++;
         break;
+      case BufferSlot::Kind::kTile: {
+        const passes::RowGroup& group = plan_.row_groups.at(slot.index);
+        ref.kind = ValueRef::Kind::kTile;
+        ref.row_bytes = slot.size / group.rows;
+        break;
+      }
     }
     refs_[v] = ref;
     return absl::OkStatus();

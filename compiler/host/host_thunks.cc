@@ -31,6 +31,7 @@ uint8_t* HostRunContext::Address(const ValueRef& ref) const {
     case ValueRef::Kind::kConstant:
       return const_cast<uint8_t*>(ref.constant);
     case ValueRef::Kind::kOther:
+    case ValueRef::Kind::kTile:
       return nullptr;
   }
   return nullptr;
@@ -170,17 +171,57 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
     Pointers(context, members_[m].inputs, in[m]);
     Pointers(context, members_[m].outputs, out[m]);
   }
+  // Values the group makes and uses up: a scratch of `tile` rows each, per worker. Kernels index
+  // every buffer by row, so a tile's scratch is passed as if the value began `b` rows before it.
+  std::vector<const ir::Value*> scratch_values;
+  std::vector<int64_t> scratch_offset;  // in a worker's scratch
+  int64_t scratch_bytes = 0;
+  auto slot_of = [&](const ValueRef& r) -> int {
+    if (r.kind != ValueRef::Kind::kTile) return -1;
+    for (size_t k = 0; k < scratch_values.size(); ++k) {
+      if (scratch_values[k] == r.value) return static_cast<int>(k);
+    }
+    scratch_values.push_back(r.value);
+    scratch_offset.push_back(scratch_bytes);
+    scratch_bytes += (tile_rows_ * r.row_bytes + 63) / 64 * 64;
+    return static_cast<int>(scratch_values.size()) - 1;
+  };
+  std::vector<std::vector<std::pair<int, int64_t>>> in_tiles(members_.size()),
+      out_tiles(members_.size());  // per member and operand: scratch slot (-1: none), row bytes
+  for (size_t m = 0; m < members_.size(); ++m) {
+    for (const ValueRef& r : members_[m].inputs) in_tiles[m].emplace_back(slot_of(r), r.row_bytes);
+    for (const ValueRef& r : members_[m].outputs) {
+      out_tiles[m].emplace_back(slot_of(r), r.row_bytes);
+    }
+  }
   const int64_t tile = tile_rows_;
   context.pool().ParallelFor(rows_, tile, [&](int64_t begin, int64_t end) {
+    std::vector<std::vector<const void*>> my_in = in;
+    std::vector<std::vector<void*>> my_out = out;
+    std::unique_ptr<uint8_t[]> scratch(scratch_bytes > 0 ? new uint8_t[scratch_bytes + 64] : nullptr);
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(scratch.get()) + 63) / 64 * 64;
     for (int64_t b = begin; b < end; b += tile) {
       const int64_t e = std::min(end, b + tile);
+      // Row b of a scratch value is the scratch's first row (the address arithmetic goes through
+      // integers: the pointer is only dereferenced at rows b..e).
+      auto at = [&](const std::pair<int, int64_t>& t) {
+        return reinterpret_cast<void*>(base + scratch_offset[t.first] - b * t.second);
+      };
+      for (size_t m = 0; m < members_.size(); ++m) {
+        for (size_t i = 0; i < in_tiles[m].size(); ++i) {
+          if (in_tiles[m][i].first >= 0) my_in[m][i] = at(in_tiles[m][i]);
+        }
+        for (size_t i = 0; i < out_tiles[m].size(); ++i) {
+          if (out_tiles[m][i].first >= 0) my_out[m][i] = at(out_tiles[m][i]);
+        }
+      }
       for (size_t m = 0; m < members_.size(); ++m) {
         const Member& member = members_[m];
         if (member.compiled.fn != nullptr) {
-          member.compiled.fn(in[m].data(), out[m].data(), b * member.units_per_row,
+          member.compiled.fn(my_in[m].data(), my_out[m].data(), b * member.units_per_row,
                              e * member.units_per_row);
         } else {
-          member.kernel->RunRows(in[m], out[m], rows_, b, e);
+          member.kernel->RunRows(my_in[m], my_out[m], rows_, b, e);
         }
       }
     }

@@ -29,11 +29,14 @@ namespace ember::host {
 
 // Where a value of the entry lives during a run.
 struct ValueRef {
-  enum class Kind { kSlice, kConstant, kOther };
+  // kTile: a value a row group makes and uses up tile by tile (its thunk gives each tile's rows
+  // scratch memory; it has no address of its own).
+  enum class Kind { kSlice, kConstant, kOther, kTile };
   Kind kind = Kind::kOther;
   backend::BufferSlice slice;         // kSlice
   const uint8_t* constant = nullptr;  // kConstant: the IR literal's bytes
   int other = -1;                     // kOther: index of the run's non-array values
+  int64_t row_bytes = 0;              // kTile: bytes per row of the group
   const ir::Value* value = nullptr;
 };
 

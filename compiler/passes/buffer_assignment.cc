@@ -117,6 +117,28 @@ BufferAssignment AssignBuffers(const ir::Computation& entry, const FusionPlan& p
       }
     }
   }
+  // A value a row group writes and only the group reads (a softmax's exponentials, a layer
+  // norm's centred rows) is made and used up tile by tile: a tile's scratch holds it.
+  for (size_t g = 0; g < plan.row_groups.size(); ++g) {
+    const RowGroup& group = plan.row_groups[g];
+    for (const ir::Value* v : defined) {
+      BufferSlot& slot = result.slots[v];
+      if (slot.kind != BufferSlot::Kind::kArena || slot.defined_at < group.first ||
+          slot.defined_at > group.last || slot.last_use > group.last || group.rows <= 0 ||
+          slot.size % group.rows != 0) {
+        continue;
+      }
+      // Rows lead: the value's first dimensions multiply to the group's rows.
+      int64_t lead = 1;
+      for (int64_t d : v->type().dims()) {
+        if (lead >= group.rows) break;
+        lead *= d;
+      }
+      if (lead != group.rows) continue;
+      slot.kind = BufferSlot::Kind::kTile;
+      slot.index = static_cast<int>(g);
+    }
+  }
   // A row group runs its kernels interleaved, a tile of rows at a time: every value it writes or
   // reads is live from the group's first kernel to its last.
   for (const RowGroup& group : plan.row_groups) {
@@ -252,7 +274,8 @@ std::string BufferAssignment::ToString(const ir::Computation& entry) const {
   std::vector<std::pair<int, const ir::Value*>> sorted;
   for (const auto& [v, slot] : slots) sorted.emplace_back(names[v], v);
   std::sort(sorted.begin(), sorted.end());
-  static constexpr const char* kKinds[] = {"parameter", "constant", "arena", "output", "other"};
+  static constexpr const char* kKinds[] = {"parameter", "constant", "arena",
+                                           "output",    "other",    "tile"};
   for (const auto& [n, v] : sorted) {
     const BufferSlot& s = slots.at(v);
     absl::StrAppend(&out, "%", n, " ", v->type().ToString(), " ", kKinds[static_cast<int>(s.kind)]);

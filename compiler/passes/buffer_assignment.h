@@ -8,7 +8,8 @@
 // safe, and a temporary into the memory of a temporary its kernel reads for the last time (an
 // elementwise kernel over a dead input, an all-reduce over its operand), as XLA shares an
 // operand's buffer with its user: the two are then one buffer, live from the first's definition
-// to the second's last use.
+// to the second's last use. Values a row group makes and uses up itself need only a tile of
+// rows at a time (kTile): they take no arena memory.
 #ifndef EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 #define EMBER_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
 
@@ -24,11 +25,13 @@
 namespace ember::passes {
 
 struct BufferSlot {
-  enum class Kind { kParameter, kConstant, kArena, kOutput, kOther };
+  // kTile: a value a row group writes and reads tile by tile and nothing outside the group
+  // reads: each tile's rows live in a scratch of the group's thread, never in the arena.
+  enum class Kind { kParameter, kConstant, kArena, kOutput, kOther, kTile };
   Kind kind = Kind::kOther;
   int64_t offset = 0;  // kArena: byte offset in the arena
   int64_t size = 0;    // bytes
-  int index = 0;       // kParameter: parameter number; kOutput: first result position
+  int index = 0;  // kParameter: parameter number; kOutput: first result position; kTile: group
   int defined_at = -1;  // kernel index
   int last_use = -1;    // kernel index (the end for results)
 };

@@ -817,6 +817,18 @@ func.func @main(%x: tensor<96x40xf32>) -> (tensor<96x40xf32>, tensor<96xf32>) {
   EXPECT_NE(CompiledCostReport(softmax).find("row group: kernels 0-2 over 96 rows"),
             std::string::npos)
       << CompiledCostReport(softmax);
+  // Over 2003 rows: many tiles (of a few hundred rows) on both pool threads, the last one short;
+  // the exponentials live in each tile's scratch, not in the arena.
+  std::string tall = softmax;
+  for (size_t at = tall.find("96x"); at != std::string::npos; at = tall.find("96x", at)) {
+    tall.replace(at, 2, "2003");
+  }
+  for (size_t at = tall.find("<96xf32>"); at != std::string::npos; at = tall.find("<96xf32>", at)) {
+    tall.replace(at + 1, 2, "2003");
+  }
+  ExpectSameResults(tall, Tolerance{/*ulps=*/8, /*n=*/40, /*scale=*/1});
+  EXPECT_NE(CompiledCostReport(tall).find("over 2003 rows"), std::string::npos)
+      << CompiledCostReport(tall);
   const std::string layernorm = R"(
 func.func @main(%x: tensor<4x24x40xf32>, %g: tensor<40xf32>) -> tensor<4x24x40xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>

@@ -192,7 +192,7 @@ bool Overlap(const BufferSlot& a, const BufferSlot& b) {
   return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
-TEST(RowGroupsTest, GroupValuesNeverShareArenaMemory) {
+TEST(RowGroupsTest, ValuesAGroupUsesUpLiveInTileScratch) {
   std::unique_ptr<ir::Module> m = Parse(kSoftmax);
   ASSERT_NE(m, nullptr);
   FusionPlan plan = Plan(*m);
@@ -218,14 +218,56 @@ TEST(RowGroupsTest, GroupValuesNeverShareArenaMemory) {
   ungrouped.row_groups.clear();
   BufferAssignment plain = AssignBuffers(*m->entry(), ungrouped);
   EXPECT_TRUE(any_overlap(plain)) << plain.ToString(*m->entry());
-  // Tile by tile, the row max of a later tile is still read after an earlier tile's row sum is
-  // written: every value of the group keeps its own memory.
+  // Tile by tile, the values the group makes and uses up (row max, exponentials, row sum) live
+  // in each tile's scratch: no arena memory at all.
   BufferAssignment grouped = AssignBuffers(*m->entry(), plan);
-  EXPECT_FALSE(any_overlap(grouped)) << grouped.ToString(*m->entry());
-  for (const BufferSlot& slot : arena_values(grouped)) {
-    EXPECT_EQ(slot.defined_at, 0);
-    EXPECT_EQ(slot.last_use, 3);
+  EXPECT_TRUE(arena_values(grouped).empty()) << grouped.ToString(*m->entry());
+  EXPECT_EQ(grouped.arena_bytes, 0);
+  int tiles = 0;
+  for (const auto& [v, slot] : grouped.slots) {
+    if (slot.kind != BufferSlot::Kind::kTile) continue;
+    ++tiles;
+    EXPECT_EQ(slot.index, 0);
   }
+  EXPECT_EQ(tiles, 3) << grouped.ToString(*m->entry());
+  EXPECT_NE(grouped.ToString(*m->entry()).find(" tile size="), std::string::npos);
+}
+
+TEST(RowGroupsTest, GroupValuesReadAfterTheGroupKeepTheirOwnArenaMemory) {
+  // The exponentials are also read by a product after the group: they stay in the arena, live
+  // over the whole group, and overlap nothing; the row max and sum stay tile scratch.
+  std::unique_ptr<ir::Module> m = Parse(R"(
+func.func @main(%x: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x64xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x32xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x32xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<64x32xf32>
+  %e = stablehlo.exponential %d : tensor<64x32xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x32xf32>, tensor<f32>) -> tensor<64xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x32xf32>
+  %r = stablehlo.divide %e, %sb : tensor<64x32xf32>
+  %p = stablehlo.dot_general %e, %x, contracting_dims = [1] x [1] : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x64xf32>
+  return %r, %p : tensor<64x32xf32>, tensor<64x64xf32>
+})");
+  ASSERT_NE(m, nullptr);
+  FusionPlan plan = PlanFusion(*m->entry(), Loop, Reduce, Dot, {.multi_output = false});
+  std::vector<bool> by_rows;
+  for (const Kernel& k : plan.kernels) by_rows.push_back(k.kind != KernelKind::kDot);
+  PlanRowGroups(plan, by_rows, /*min_rows=*/16);
+  ASSERT_EQ(plan.row_groups.size(), 1u) << plan.CostReport();
+  const BufferAssignment buffers = AssignBuffers(*m->entry(), plan);
+  int arena = 0, tiles = 0;
+  for (const auto& [v, slot] : buffers.slots) {
+    if (slot.kind == BufferSlot::Kind::kTile) ++tiles;
+    if (slot.kind != BufferSlot::Kind::kArena) continue;
+    ++arena;
+    EXPECT_EQ(v->producer()->opcode(), ir::Opcode::kExponential) << buffers.ToString(*m->entry());
+    EXPECT_EQ(slot.defined_at, plan.row_groups[0].first);
+    EXPECT_GE(slot.last_use, plan.row_groups[0].last + 1);
+  }
+  EXPECT_EQ(arena, 1) << buffers.ToString(*m->entry());
+  EXPECT_EQ(tiles, 2) << buffers.ToString(*m->entry());
 }
 
 }  // namespace
