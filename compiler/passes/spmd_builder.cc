@@ -368,6 +368,39 @@ absl::StatusOr<ir::Value*> SpmdBuilder::MinorBlockOffset(const ir::Mesh& mesh,
   return Lookup(offsets, loc);
 }
 
+absl::StatusOr<ir::Value*> SpmdBuilder::Slice(ir::Value* v, int64_t dim, int64_t begin,
+                                              int64_t end, const ir::Location& loc) {
+  const std::vector<int64_t>& dims = v->type().dims();
+  std::vector<int64_t> start(dims.size(), 0), limit = dims, out = dims;
+  start[dim] = begin;
+  limit[dim] = end;
+  out[dim] = end - begin;
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(v->type().element_type(), out));
+  ir::AttributeMap attrs;
+  attrs.Set("start_indices", ir::Attribute::Ints(start));
+  attrs.Set("limit_indices", ir::Attribute::Ints(limit));
+  attrs.Set("strides", ir::Attribute::Ints(std::vector<int64_t>(dims.size(), 1)));
+  return c_
+      .AddInstruction(ir::Opcode::kSlice, {v}, {ir::ValueType::Tensor(shape)}, std::move(attrs), {},
+                      loc)
+      ->result();
+}
+
+absl::StatusOr<ir::Value*> SpmdBuilder::Concatenate(std::vector<ir::Value*> pieces, int64_t dim,
+                                                    const ir::Location& loc) {
+  std::vector<int64_t> out = pieces.front()->type().dims();
+  out[dim] = 0;
+  for (const ir::Value* p : pieces) out[dim] += p->type().dims()[dim];
+  EMBER_ASSIGN_OR_RETURN(ir::Shape shape,
+                         ir::Shape::Make(pieces.front()->type().element_type(), out));
+  ir::AttributeMap attrs;
+  attrs.Set("dimension", ir::Attribute::Int(dim));
+  return c_
+      .AddInstruction(ir::Opcode::kConcatenate, std::move(pieces), {ir::ValueType::Tensor(shape)},
+                      std::move(attrs), {}, loc)
+      ->result();
+}
+
 absl::StatusOr<ir::Value*> SpmdBuilder::Zeros(const ir::ValueType& type, const ir::Location& loc) {
   const ir::ValueType scalar = ir::ValueType::Tensor(ir::Shape::Scalar(type.element_type()));
   EMBER_ASSIGN_OR_RETURN(ir::Literal zero, ir::Literal::Create(scalar.shape()));

@@ -130,6 +130,12 @@ class SpmdBuilder {
                                               const std::vector<ir::MeshAxisRef>& axes,
                                               int64_t minor, int64_t block,
                                               const ir::Location& loc);
+  // Elements [begin, end) of `v` along `dim`.
+  absl::StatusOr<ir::Value*> Slice(ir::Value* v, int64_t dim, int64_t begin, int64_t end,
+                                   const ir::Location& loc);
+  // `pieces` (non-empty, alike but along `dim`) one after another along `dim`.
+  absl::StatusOr<ir::Value*> Concatenate(std::vector<ir::Value*> pieces, int64_t dim,
+                                         const ir::Location& loc);
   // Zeros of `type`.
   absl::StatusOr<ir::Value*> Zeros(const ir::ValueType& type, const ir::Location& loc);
   // table[partition_id] as an s64 scalar.

@@ -1105,16 +1105,8 @@ class Partitioner {
                           loc)
           ->result();
     };
-    auto slice = [&](int64_t begin, int64_t end) -> absl::StatusOr<ir::Value*> {
-      std::vector<int64_t> start(rank, 0), limit = dims, shape = dims;
-      start[vector_dim] = begin;
-      limit[vector_dim] = end;
-      shape[vector_dim] = end - begin;
-      ir::AttributeMap attrs;
-      attrs.Set("start_indices", ir::Attribute::Ints(start));
-      attrs.Set("limit_indices", ir::Attribute::Ints(limit));
-      attrs.Set("strides", ir::Attribute::Ints(std::vector<int64_t>(rank, 1)));
-      return add(ir::Opcode::kSlice, {indices}, shape, et, std::move(attrs));
+    auto slice = [&](int64_t begin, int64_t end) {
+      return build_.Slice(indices, vector_dim, begin, end, loc);
     };
     std::vector<int64_t> component_dims = dims;
     ir::Value* component = indices;
@@ -1178,9 +1170,7 @@ class Partitioner {
       pieces.push_back(after);
     }
     if (pieces.size() == 1) return local;
-    ir::AttributeMap attrs;
-    attrs.Set("dimension", ir::Attribute::Int(vector_dim));
-    return add(ir::Opcode::kConcatenate, std::move(pieces), dims, et, std::move(attrs));
+    return build_.Concatenate(std::move(pieces), vector_dim, loc);
   }
 
   // A gather's local result with the rows whose index fell outside this device's block
@@ -1220,45 +1210,19 @@ class Partitioner {
                                        const std::vector<ir::MeshAxisRef>& axes,
                                        const ir::Location& loc) {
     const int64_t size = local->type().dims()[d];
-    auto slice = [&](int64_t begin, int64_t end) -> absl::StatusOr<ir::Value*> {
-      std::vector<int64_t> start(local->type().dims().size(), 0);
-      std::vector<int64_t> limit = local->type().dims();
-      std::vector<int64_t> dims = limit;
-      start[d] = begin;
-      limit[d] = end;
-      dims[d] = end - begin;
-      EMBER_ASSIGN_OR_RETURN(ir::Shape shape,
-                             ir::Shape::Make(local->type().element_type(), dims));
-      ir::AttributeMap attrs;
-      attrs.Set("start_indices", ir::Attribute::Ints(start));
-      attrs.Set("limit_indices", ir::Attribute::Ints(limit));
-      attrs.Set("strides", ir::Attribute::Ints(std::vector<int64_t>(dims.size(), 1)));
-      return c_
-          .AddInstruction(ir::Opcode::kSlice, {local}, {ir::ValueType::Tensor(shape)},
-                          std::move(attrs), {}, loc)
-          ->result();
-    };
     std::vector<ir::Value*> pieces;
     if (lo > 0) {
-      EMBER_ASSIGN_OR_RETURN(ir::Value * tail, slice(size - lo, size));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * tail, build_.Slice(local, d, size - lo, size, loc));
       EMBER_ASSIGN_OR_RETURN(ir::Value * before, build_.Shift(tail, mesh_, axes, +1, loc));
       pieces.push_back(before);
     }
     pieces.push_back(local);
     if (hi > 0) {
-      EMBER_ASSIGN_OR_RETURN(ir::Value * head, slice(0, hi));
+      EMBER_ASSIGN_OR_RETURN(ir::Value * head, build_.Slice(local, d, 0, hi, loc));
       EMBER_ASSIGN_OR_RETURN(ir::Value * after, build_.Shift(head, mesh_, axes, -1, loc));
       pieces.push_back(after);
     }
-    std::vector<int64_t> dims = local->type().dims();
-    dims[d] += lo + hi;
-    EMBER_ASSIGN_OR_RETURN(ir::Shape shape, ir::Shape::Make(local->type().element_type(), dims));
-    ir::AttributeMap attrs;
-    attrs.Set("dimension", ir::Attribute::Int(d));
-    return c_
-        .AddInstruction(ir::Opcode::kConcatenate, std::move(pieces),
-                        {ir::ValueType::Tensor(shape)}, std::move(attrs), {}, loc)
-        ->result();
+    return build_.Concatenate(std::move(pieces), d, loc);
   }
 
   // An iota or constant split as `want`: made locally where that is exact (an iota's block is a

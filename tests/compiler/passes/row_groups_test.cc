@@ -236,20 +236,16 @@ TEST(RowGroupsTest, ValuesAGroupUsesUpLiveInTileScratch) {
 TEST(RowGroupsTest, GroupValuesReadAfterTheGroupKeepTheirOwnArenaMemory) {
   // The exponentials are also read by a product after the group: they stay in the arena, live
   // over the whole group, and overlap nothing; the row max and sum stay tile scratch.
-  std::unique_ptr<ir::Module> m = Parse(R"(
-func.func @main(%x: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x64xf32>) {
-  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x32xf32>, tensor<f32>) -> tensor<64xf32>
-  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x32xf32>
-  %d = stablehlo.subtract %x, %mb : tensor<64x32xf32>
-  %e = stablehlo.exponential %d : tensor<64x32xf32>
-  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x32xf32>, tensor<f32>) -> tensor<64xf32>
-  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x32xf32>
-  %r = stablehlo.divide %e, %sb : tensor<64x32xf32>
-  %p = stablehlo.dot_general %e, %x, contracting_dims = [1] x [1] : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x64xf32>
-  return %r, %p : tensor<64x32xf32>, tensor<64x64xf32>
-})");
+  std::string program = kSoftmax;
+  const std::string signature = "-> tensor<64x32xf32> {";
+  program.replace(program.find(signature), signature.size(),
+                  "-> (tensor<64x32xf32>, tensor<64x64xf32>) {");
+  const std::string ret = "  return %r : tensor<64x32xf32>";
+  program.replace(program.find(ret), ret.size(),
+                  "  %p = stablehlo.dot_general %e, %x, contracting_dims = [1] x [1] : "
+                  "(tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x64xf32>\n"
+                  "  return %r, %p : tensor<64x32xf32>, tensor<64x64xf32>");
+  std::unique_ptr<ir::Module> m = Parse(program);
   ASSERT_NE(m, nullptr);
   FusionPlan plan = PlanFusion(*m->entry(), Loop, Reduce, Dot, {.multi_output = false});
   std::vector<bool> by_rows;
