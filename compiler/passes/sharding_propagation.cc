@@ -308,7 +308,9 @@ class Propagator {
       return absl::UnimplementedError(absl::StrCat(what, ": a sharding ", attr.ToString(),
                                                    " for a value that is not an array"));
     }
+    std::vector<std::string> manual = std::move(tensors_[t].manual);
     EMBER_ASSIGN_OR_RETURN(tensors_[t], FromGiven(attr, tensors_[t].shape, what));
+    tensors_[t].manual = std::move(manual);  // a stated sharding inside a body stays in it
     return absl::OkStatus();
   }
 
