@@ -61,6 +61,37 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
     for (const ir::Value* v : ret->operands()) must_materialize.insert(v);
   }
 
+  // A narrowing producer (a compare, a convert to a smaller type: an operand of its shape in
+  // more bytes) whose wider operand is also read outside this kernel, by ops that do not feed
+  // it, stays out: in a kernel of its own it can join the kernel that computes the operand
+  // (kernel_merge.h), and the narrow value is materialized instead of the wide one. (A ReLU's
+  // gradient mask: its pre-activation would otherwise be kept as f32 until the backward pass,
+  // four times the bytes of the mask.)
+  auto KeepsWiderOperandAlive = [&](const ir::Instruction& p,
+                                    const std::unordered_set<const ir::Instruction*>& inside) {
+    if (p.num_results() != 1 || !p.result()->type().is_tensor()) return false;
+    for (const ir::Value* o : p.operands()) {
+      const ir::Instruction* q = o->producer();
+      if (q == nullptr || q->opcode() == Opcode::kConstant || Duplicable(*q) ||
+          o->owner() != &entry || must_materialize.contains(o) || !loop_fusible(*q) ||
+          !o->type().is_tensor() || o->type().dims() != p.result()->type().dims() ||
+          Bytes(o) <= Bytes(p.result())) {
+        continue;
+      }
+      for (const ir::Instruction* u : users[o]) {
+        if (u == &p || inside.contains(u)) continue;
+        // A reader of o that some member reads may still join this kernel.
+        bool pending = false;
+        for (size_t r = 0; r < u->num_results() && !pending; ++r) {
+          for (const ir::Instruction* w : users[u->result(r)]) {
+            pending = pending || inside.contains(w);
+          }
+        }
+        if (!pending) return true;
+      }
+    }
+    return false;
+  };
   // Walk backwards: each unassigned instruction roots a kernel that absorbs its producers.
   std::unordered_map<const ir::Instruction*, std::unordered_set<int>> copies;  // duplicated
   std::vector<std::vector<const ir::Instruction*>> members_of;
@@ -93,35 +124,6 @@ FusionPlan PlanFusion(const ir::Computation& entry, const FusiblePredicate& loop
       kind = KernelKind::kDot;
     }
     std::unordered_set<const ir::Instruction*> members = {inst};
-    // A narrowing producer (a compare, a convert to a smaller type: an operand of its shape in
-    // more bytes) whose wider operand is also read outside this kernel, by ops that do not feed
-    // it, stays out: in a kernel of its own it
-    // can join the kernel that computes the operand (kernel_merge.h), and the narrow value is
-    // materialized instead of the wide one. (A ReLU's gradient mask: its pre-activation would
-    // otherwise be kept as f32 until the backward pass, four times the bytes of the mask.)
-    auto KeepsWiderOperandAlive = [&](const ir::Instruction& p,
-                                      const std::unordered_set<const ir::Instruction*>& inside) {
-      if (p.num_results() != 1 || !p.result()->type().is_tensor()) return false;
-      for (const ir::Value* o : p.operands()) {
-        const ir::Instruction* q = o->producer();
-        if (q == nullptr || q->opcode() == Opcode::kConstant || Duplicable(*q) ||
-            o->owner() != &entry || must_materialize.contains(o) || !loop_fusible(*q) ||
-            !o->type().is_tensor() || o->type().dims() != p.result()->type().dims() ||
-            Bytes(o) <= Bytes(p.result())) {
-          continue;
-        }
-        for (const ir::Instruction* u : users[o]) {
-          if (u == &p || inside.contains(u)) continue;
-          // A reader of o that some member reads may still join this kernel.
-          bool pending = false;
-          for (size_t r = 0; r < u->num_results() && !pending; ++r) {
-            for (const ir::Instruction* w : users[u->result(r)]) pending = pending || inside.contains(w);
-          }
-          if (!pending) return true;
-        }
-      }
-      return false;
-    };
     plan.kernel_of[inst] = id;
     // An instruction recomputed inside other kernels keeps its operands materialized (those
     // kernels read them), so its own kernel absorbs nothing.
