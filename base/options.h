@@ -35,9 +35,6 @@ struct CompilerOptions {
   // The host backend's mode: "compiled" (fused kernels, the default) or "evaluator" (the
   // reference evaluator runs the unoptimized program).
   std::string host_backend = "compiled";
-  // The compiled host backend compiles the loop kernels the LLVM code generator covers to native
-  // code (when Ember was built with LLVM); false keeps every kernel on the chunked kernels.
-  bool host_llvm = true;
   // A directory for the persistent cache of the LLVM code generator's object code, shared by
   // processes (empty: no cache). Entries are keyed by the kernels' IR, the host CPU and the LLVM
   // version; a damaged entry is recompiled and rewritten.

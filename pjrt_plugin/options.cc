@@ -137,19 +137,13 @@ absl::StatusOr<CompilerOptions> ReadCompilerOptions(
               "EMBER_FLAGS: --host_backend=", std::string(flag), " is not one of compiled, evaluator"));
         }
         result.host_backend = std::string(flag);
-      } else if (absl::ConsumePrefix(&flag, "--host_llvm=")) {
-        if (flag != "on" && flag != "off") {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "EMBER_FLAGS: --host_llvm=", std::string(flag), " is not one of on, off"));
-        }
-        result.host_llvm = flag == "on";
       } else if (absl::ConsumePrefix(&flag, "--kernel_cache_dir=")) {
         result.kernel_cache_dir = std::string(flag);
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "EMBER_FLAGS: unknown flag '", std::string(flag),
-            "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator, "
-            "--host_llvm=on|off and --kernel_cache_dir=DIR)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("EMBER_FLAGS: unknown flag '", std::string(flag),
+                         "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator and "
+                         "--kernel_cache_dir=DIR)"));
       }
     }
   }

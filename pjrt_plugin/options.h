@@ -31,7 +31,6 @@ absl::StatusOr<Options> ReadOptions(const std::map<std::string, OptionValue>& cr
 // every compile, so a process may change it between compiles):
 //   --dump_to=DIR                          CompilerOptions::dump_to
 //   --host_backend=compiled|evaluator      CompilerOptions::host_backend
-//   --host_llvm=on|off                     CompilerOptions::host_llvm
 //   --kernel_cache_dir=DIR                 CompilerOptions::kernel_cache_dir
 //                                          (default: EMBER_KERNEL_CACHE_DIR; empty: off)
 // then the compile options' env_option_overrides: `xla_dump_to` wins over --dump_to.

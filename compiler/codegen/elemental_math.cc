@@ -1,7 +1,7 @@
 // The elemental emitter's transcendental functions. exp, log, tanh and logistic of f32 (and of
 // bf16/f16, computed in f32) are branch-free polynomial cores in IR: exp and log (and logistic,
-// through exp) with the same range reductions and minimax polynomials as the chunked kernels'
-// fast_math.h, tanh with rational approximations of its own (TanhF32), so loops over them
+// through exp) with Cody-Waite range reductions and minimax polynomials, tanh with rational
+// approximations of its own (TanhF32), so loops over them
 // vectorize; their special ranges (NaN, infinities, overflow, subnormal results and arguments)
 // are handled by selects, so every lane is right without a second pass: a few ulp from the
 // evaluator's correctly rounded double computation. Everything else (f64, and expm1, log1p, sin,

@@ -2,8 +2,8 @@
 // optimized and vectorized for this machine's CPU (its vector width) and compiled into native
 // functions, linked by the process-wide JIT (host_jit.h). One compiler per executable:
 // identical kernels share one function (the executable's in-memory kernel cache), and the
-// kernels added are compiled together, in a few modules on parallel threads. This header has no LLVM types; without LLVM in the build
-// (EMBER_LLVM=OFF) every kernel is refused.
+// kernels added are compiled together, in a few modules on parallel threads. This header has no
+// LLVM types; without LLVM in the build (EMBER_LLVM=OFF) every kernel is refused.
 #ifndef EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
 #define EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
 
@@ -30,6 +30,12 @@ struct HostLoopKernel {
 // Whether this build has the LLVM code generator.
 bool HostCodegenBuilt();
 
+// How a kernel is compiled. kOptimized: the optimization pipeline (vectorized for the host's
+// vector width) and the full native code generator. kQuick: neither (scalar loops, LLVM's fast
+// instruction selector and register allocator): a fraction of a millisecond instead of several,
+// for kernels whose run time is negligible either way (over a few elements, run once a launch).
+enum class KernelTier { kOptimized, kQuick };
+
 class HostKernelCompiler {
  public:
   // `cache_dir`: the persistent cache of object code (CompilerOptions::kernel_cache_dir; empty:
@@ -45,7 +51,8 @@ class HostKernelCompiler {
   // its comparator, sort_emitter.h) (an identical earlier
   // kernel's function is reused), and returns its id; an error (nothing added) when the code
   // generator does not take it.
-  absl::StatusOr<int> AddKernel(const passes::Kernel& kernel);
+  absl::StatusOr<int> AddKernel(const passes::Kernel& kernel,
+                                KernelTier tier = KernelTier::kOptimized);
   // Optimizes and compiles every kernel added, once.
   absl::Status Compile();
   // After Compile: kernel `id`'s function.

@@ -72,6 +72,8 @@ bool HostHasF16c() {
 // (inlining, interprocedural and loop-unrolling passes, SLP) found nothing to do in these single-
 // function loop nests, but cost two thirds of the time. Any change here must bump kPipelineTag.
 constexpr char kPipelineTag[] = "pipeline 1: ecse,ic,scfg,loop(rotate,licm,indvars),lv,ic,scfg";
+// Quick kernels: no optimization passes, and native code generation at CodeGenOptLevel::None.
+constexpr char kQuickPipelineTag[] = "quick 1: no passes, codegen O0";
 
 void Optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
@@ -135,8 +137,11 @@ struct PhaseTimes {
 
 // Kernels are emitted round-robin into shards, each a module in a context of its own, so that
 // the shards optimize and generate code on threads of their own: on a machine with several
-// cores a program of many kernels compiles in a fraction of the time.
+// cores a program of many kernels compiles in a fraction of the time. Quick kernels share one
+// shard of their own (KernelTier::kQuick).
 struct Shard {
+  explicit Shard(KernelTier tier) : tier(tier) {}
+  KernelTier tier;
   std::unique_ptr<llvm::LLVMContext> context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module =
       std::make_unique<llvm::Module>("ember_host_kernels", *context);
@@ -153,9 +158,12 @@ size_t MaxShards() {
 struct HostKernelCompiler::Impl {
   std::string cache_dir;  // the persistent cache ("" none)
   std::string dump_dir;   // where modules' IR is written ("" none)
-  std::vector<std::unique_ptr<Shard>> shards;
-  std::unordered_map<std::string, int> by_text;  // function text (name elided) -> function
+  std::vector<std::unique_ptr<Shard>> shards;    // the optimized kernels' round-robin shards
+  std::unique_ptr<Shard> quick;                  // the quick kernels' (null until one comes)
+  std::unordered_map<std::string, int> by_text;  // tier and function text (name elided) ->
+                                                 // function
   std::vector<std::string> function_names;
+  size_t quick_functions = 0;  // of function_names
   std::vector<int> function_of_kernel;
   std::vector<void*> functions;
   std::shared_ptr<const void> code;  // the JITDylibs holding `functions`
@@ -174,7 +182,7 @@ HostKernelCompiler::HostKernelCompiler(std::string cache_dir, std::string dump_d
 
 HostKernelCompiler::~HostKernelCompiler() = default;
 
-absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) {
+absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, KernelTier tier) {
   if (impl_->compiled) return absl::FailedPreconditionError("kernels added after Compile");
   // f16 <-> f32 conversions without F16C would be library calls the JIT does not provide.
   if (!HostHasF16c() && UsesF16(kernel)) {
@@ -183,9 +191,19 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   const auto start = Clock::now();
   const size_t next = impl_->function_names.size();
   const std::string name = absl::StrCat("ember_loop_", next);
-  const size_t shard_index = next % MaxShards();
-  if (shard_index >= impl_->shards.size()) impl_->shards.push_back(std::make_unique<Shard>());
-  Shard& shard = *impl_->shards[shard_index];
+  Shard* target = nullptr;
+  if (tier == KernelTier::kQuick) {
+    if (impl_->quick == nullptr) impl_->quick = std::make_unique<Shard>(KernelTier::kQuick);
+    target = impl_->quick.get();
+  } else {
+    const size_t optimized = impl_->function_names.size() - impl_->quick_functions;
+    const size_t shard_index = optimized % MaxShards();
+    if (shard_index >= impl_->shards.size()) {
+      impl_->shards.push_back(std::make_unique<Shard>(KernelTier::kOptimized));
+    }
+    target = impl_->shards[shard_index].get();
+  }
+  Shard& shard = *target;
   absl::Status emitted = EmitKernel(kernel, name, *shard.module);
   llvm::Function* fn = shard.module->getFunction(name);
   if (!emitted.ok()) {
@@ -199,6 +217,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   if (size_t at = text.find("@" + name + "("); at != std::string::npos) {
     text.erase(at + 1, name.size());
   }
+  text.insert(0, tier == KernelTier::kQuick ? "quick\n" : "optimized\n");
   int function;
   if (auto it = impl_->by_text.find(text); it != impl_->by_text.end()) {
     fn->eraseFromParent();
@@ -206,6 +225,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel) 
   } else {
     function = static_cast<int>(impl_->function_names.size());
     impl_->function_names.push_back(name);
+    impl_->quick_functions += tier == KernelTier::kQuick ? 1 : 0;
     shard.functions.push_back(function);
     impl_->by_text.emplace(std::move(text), function);
   }
@@ -232,10 +252,10 @@ absl::Status DumpModule(const llvm::Module& module, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
-                                         const std::string& cache_dir,
-                                         const std::string& dump_dir, bool* cached,
-                                         PhaseTimes* times) {
+absl::StatusOr<std::string> CompileShard(llvm::Module& module, KernelTier tier, HostJit& jit,
+                                         const std::string& cache_dir, const std::string& dump_dir,
+                                         bool* cached, PhaseTimes* times) {
+  const bool quick = tier == KernelTier::kQuick;
   *cached = false;
   // LLVM aborts the process on invalid IR in codegen: verify first.
   std::string problems;
@@ -254,7 +274,7 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
     llvm::raw_string_ostream os(text);
     module.print(os, nullptr);
     os.flush();
-    absl::StrAppend(&text, "\n; ", jit.target_id(), "; ", kPipelineTag);
+    absl::StrAppend(&text, "\n; ", jit.target_id(), "; ", quick ? kQuickPipelineTag : kPipelineTag);
     const llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
         llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     key = absl::StrFormat("%016x%016x", hash.high64, hash.low64);
@@ -272,20 +292,31 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, HostJit& jit,
   }
   auto start = Clock::now();
   EMBER_ASSIGN_OR_RETURN(HostJit::TargetMachinePtr tm, jit.AcquireTargetMachine());
-  Optimize(module, *tm);
-  times->optimize += MsSince(start);
-  if (!dump_path.empty()) {
-    EMBER_RETURN_IF_ERROR(DumpModule(module, absl::StrCat(dump_path, ".ir-with-opt.ll")));
+  if (!quick) {
+    Optimize(module, *tm);
+    times->optimize += MsSince(start);
+    if (!dump_path.empty()) {
+      EMBER_RETURN_IF_ERROR(DumpModule(module, absl::StrCat(dump_path, ".ir-with-opt.ll")));
+    }
   }
   start = Clock::now();
   llvm::SmallVector<char, 0> buffer;
   {
+    // (The pooled target machines generate code at CodeGenOptLevel::Default: a quick module's
+    // borrows None, and gives it back, with the fast instruction selector that level turns on.)
+    const llvm::CodeGenOptLevel level = tm->getOptLevel();
+    const bool fast_isel = tm->Options.EnableFastISel;
+    const bool global_isel = tm->Options.EnableGlobalISel;
+    if (quick) tm->setOptLevel(llvm::CodeGenOptLevel::None);
     llvm::raw_svector_ostream os(buffer);
     llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-      return absl::InternalError("LLVM: the host target cannot emit object files");
-    }
-    codegen.run(module);
+    const bool cannot =
+        tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile);
+    if (!cannot) codegen.run(module);
+    tm->setOptLevel(level);
+    tm->setFastISel(fast_isel);
+    tm->setGlobalISel(global_isel);
+    if (cannot) return absl::InternalError("LLVM: the host target cannot emit object files");
   }
   times->codegen += MsSince(start);
   CountKernelCompile();
@@ -307,6 +338,7 @@ absl::Status HostKernelCompiler::Compile() {
   const auto start = Clock::now();
   EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
   const std::string& cache_dir = impl_->cache_dir;
+  if (impl_->quick != nullptr) impl_->shards.push_back(std::move(impl_->quick));
   // Every shard but the first on a thread of its own, the first on this one. The shards'
   // modules are independent (own contexts), and the threads end before anything is linked.
   const size_t n = impl_->shards.size();
@@ -317,12 +349,12 @@ absl::Status HostKernelCompiler::Compile() {
     std::vector<std::thread> threads;
     for (size_t i = 1; i < n; ++i) {
       threads.emplace_back([&, i] {
-        objects[i] = CompileShard(*impl_->shards[i]->module, *jit, cache_dir, impl_->dump_dir,
-                                  &cached[i], &times[i]);
+        objects[i] = CompileShard(*impl_->shards[i]->module, impl_->shards[i]->tier, *jit,
+                                  cache_dir, impl_->dump_dir, &cached[i], &times[i]);
       });
     }
-    objects[0] = CompileShard(*impl_->shards[0]->module, *jit, cache_dir, impl_->dump_dir,
-                              &cached[0], &times[0]);
+    objects[0] = CompileShard(*impl_->shards[0]->module, impl_->shards[0]->tier, *jit, cache_dir,
+                              impl_->dump_dir, &cached[0], &times[0]);
     for (std::thread& t : threads) t.join();
   }
   for (const PhaseTimes& t : times) {
@@ -344,7 +376,7 @@ absl::Status HostKernelCompiler::Compile() {
       // say) is replaced by a fresh compile.
       bool unused;
       EMBER_ASSIGN_OR_RETURN(std::string object,
-                             CompileShard(*shard.module, *jit, /*cache_dir=*/"",
+                             CompileShard(*shard.module, shard.tier, *jit, /*cache_dir=*/"",
                                           /*dump_dir=*/"", &unused, &impl_->phases));
       code = jit->Load(object, names, addresses);
     }

@@ -1,5 +1,5 @@
 // HostKernelCompiler in a build without LLVM (EMBER_LLVM=OFF or llvm-19-dev absent): the host
-// backend then runs every loop kernel on its chunked kernels.
+// backend then runs every kernel the fusion plan would have fused through the evaluator's op table.
 #include "compiler/codegen/host_kernel_compiler.h"
 
 namespace ember::codegen {
@@ -9,7 +9,7 @@ struct HostKernelCompiler::Impl {};
 bool HostCodegenBuilt() { return false; }
 HostKernelCompiler::HostKernelCompiler(std::string, std::string) {}
 HostKernelCompiler::~HostKernelCompiler() = default;
-absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel&) {
+absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel&, KernelTier) {
   return absl::UnimplementedError("Ember was built without the LLVM code generator");
 }
 absl::Status HostKernelCompiler::Compile() { return absl::OkStatus(); }

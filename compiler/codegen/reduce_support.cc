@@ -166,6 +166,18 @@ absl::StatusOr<ReduceKernelLayout> LayOutReduceKernel(const passes::Kernel& kern
   return layout;
 }
 
+int64_t ReducePartsPerRow(const ReduceKernelLayout& layout) {
+  if (layout.rows >= kSplitMaxRows || layout.row_length < 2 * kSplitPartElements) return 1;
+  for (const ir::Instruction* reduce : layout.reduces) {
+    const ElementType t = reduce->result()->type().element_type();
+    if (t == ElementType::kBF16 || t == ElementType::kF16) return 1;
+  }
+  // Parts of equal length but the last (none empty).
+  const int64_t wanted = std::min(kSplitMaxParts, layout.row_length / kSplitPartElements);
+  const int64_t part = (layout.row_length + wanted - 1) / wanted;
+  return (layout.row_length + part - 1) / part;
+}
+
 std::string RegionReduceKernelRefusal(const passes::Kernel& kernel) {
   const ir::Instruction* found = nullptr;
   for (const ir::Instruction* inst : kernel.instructions) {

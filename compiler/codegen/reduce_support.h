@@ -32,6 +32,22 @@ struct ReduceKernelLayout {
   std::vector<bool> over_output;
 };
 
+// Reductions over few long lines fold each line in parts on several threads (a split
+// reduction): parts of at least kSplitPartElements input elements, at most kSplitMaxParts a line,
+// where the kernel has fewer than kSplitMaxRows output elements. The part count depends on the
+// shapes alone, so results do not depend on the machine's thread count.
+inline constexpr int64_t kSplitMaxRows = 16;
+inline constexpr int64_t kSplitPartElements = 32768;
+inline constexpr int64_t kSplitMaxParts = 64;
+// The bytes of one partial accumulator's slot (any element type's fits).
+inline constexpr int64_t kSplitSlotBytes = 16;
+
+// Parts per output element of `layout` (1: not split). Only folds whose order may change are
+// split: integer and pred folds (exact in any order), maxima and minima, and f32/f64 sums and
+// products (reassociated, as row folds already are); bf16/f16 folds round after every step in
+// the evaluator's order and are never split.
+int64_t ReducePartsPerRow(const ReduceKernelLayout& layout);
+
 // The op of a fold region `(a, b) { return op(a, b) }` (either operand order) over scalars of
 // `type` (the evaluator's MatchSimpleBinaryRegion), when the emitters fold with it: add,
 // multiply, maximum, minimum, and and, or and xor of integers and pred only.

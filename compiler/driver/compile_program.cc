@@ -335,8 +335,6 @@ absl::StatusOr<const backend::Backend*> SelectBackend(const backend::BackendRegi
   if (platform == "host") {
     if (options.host_backend == "evaluator") {
       name = "evaluator";
-    } else if (options.host_backend == "compiled" && !options.host_llvm) {
-      name = "host_no_llvm";
     } else if (options.host_backend != "compiled") {
       return absl::InvalidArgumentError(absl::StrCat("host_backend '", options.host_backend,
                                                      "' is not one of compiled, evaluator"));

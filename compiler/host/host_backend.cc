@@ -43,10 +43,10 @@ constexpr char kPlatform[] = "host";
 // (a tile's values stay in the core's cache between the group's kernels).
 constexpr int64_t kMinGroupRows = 16;
 constexpr int64_t kGroupTileBytes = 128 * 1024;
-// Kernels over fewer elements run on one thread (CompiledKernelThunk's part size).
-constexpr int64_t kMinParallelElements = 65536;
-// Kernels over fewer elements (outside loops) stay on the chunked path when it runs them.
-constexpr int64_t kMinCodegenElements = 1024;
+// Kernels over fewer elements, run once a launch (outside loops), are compiled quickly
+// (codegen::KernelTier::kQuick): their run time is negligible either way, and the optimizing
+// pipeline would cost milliseconds each.
+constexpr int64_t kQuickElements = 1024;
 // A launch this small (a few kernels over at most kInlineBytes per value, no loops, calls,
 // collectives or host transfers) costs less to run than to hand to the stream's thread.
 constexpr int64_t kInlineBytes = 64 * 1024;
@@ -312,48 +312,41 @@ std::string CompiledPathRefusal(const ir::Computation& entry) {
 // Builds the compiled host executable of `entry`, or says why the evaluator must run it.
 class HostCompilation {
  public:
-  // `loop_region`: the entry is a loop's condition or body, whose kernels run once per
-  // iteration (every kernel the code generator takes is worth compiling there).
   // `options`: the code generator's persistent cache and the dump directory ("" none).
+  // `loop_region`: the entry is a loop's condition or body (or in one), whose kernels run once
+  // per iteration (every kernel is worth optimizing there).
   HostCompilation(const ir::Computation& entry, absl::Span<const passes::IoAlias> donations,
-                  bool llvm_kernels, const CompilerOptions& options, bool loop_region = false)
-      : entry_(entry), donations_(donations), layout_(SignatureLayout(entry)),
-        llvm_kernels_(llvm_kernels), loop_region_(loop_region), options_(options),
+                  const CompilerOptions& options, bool loop_region = false)
+      : entry_(entry),
+        donations_(donations),
+        layout_(SignatureLayout(entry)),
+        options_(options),
+        loop_region_(loop_region),
         compiler_(options.kernel_cache_dir, options.dump_to) {}
 
   // Null with `refusal_` set when the compiled path cannot run the entry.
   absl::StatusOr<std::unique_ptr<Executable>> Build() {
-    // Loop and reduction kernels take what the chunked kernels run and, with the code generator
-    // on, what it emits (bf16/f16 and narrow integers, more ops). A kernel neither runs (the
-    // code generator refusing a whole fusion) goes through the evaluator's op table, visibly.
-    const bool codegen = llvm_kernels_ && codegen::HostCodegenBuilt();
+    // Loop and reduction kernels are fused from what the code generator emits. A kernel it does
+    // not take (refusing a whole fusion) goes through the evaluator's op table, visibly.
+    const bool codegen = codegen::HostCodegenBuilt();
     auto loop_fusible = [codegen](const ir::Instruction& inst) {
-      return fast::LoopFusible(inst) || (codegen && codegen::LoopFusibleByCodegen(inst));
+      return codegen && codegen::LoopFusibleByCodegen(inst);
     };
     auto reduce_fusible = [codegen](const ir::Instruction& inst) {
-      return fast::ReduceFusible(inst) || (codegen && codegen::ReduceFusibleByCodegen(inst));
+      return codegen && codegen::ReduceFusibleByCodegen(inst);
     };
     plan_ = passes::PlanFusion(entry_, loop_fusible, reduce_fusible, fast::DotSupported);
     schedule_ = passes::ScheduleForMemory(entry_, plan_, donations_);
-    // The fused kernels next (on the scheduled order): row groups take only kernels that run a
-    // range of rows on their own, and buffer assignment keeps a group's values live across the
-    // whole group.
-    std::vector<std::unique_ptr<fast::FusedKernel>> fused(plan_.kernels.size());
-    std::vector<bool> by_rows(plan_.kernels.size(), false);
-    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-      const passes::Kernel& kernel = plan_.kernels[k];
-      if (kernel.kind != passes::KernelKind::kLoop && kernel.kind != passes::KernelKind::kReduce) {
-        continue;
-      }
-      absl::StatusOr<std::unique_ptr<fast::FusedKernel>> made = fast::FusedKernel::Create(kernel);
-      if (!made.ok()) continue;
-      fused[k] = *std::move(made);
-      by_rows[k] = fused[k]->RunsByRows();
-    }
+    // The kernels are emitted next (on the scheduled order): row groups take only kernels that
+    // run a range of rows on their own, and buffer assignment keeps a group's values live
+    // across the whole group.
+    const std::vector<bool> by_rows = EmitKernels();
     passes::PlanRowGroups(plan_, by_rows, kMinGroupRows);
-    std::vector<bool> chunked(plan_.kernels.size());
-    for (size_t k = 0; k < fused.size(); ++k) chunked[k] = fused[k] != nullptr;
-    CompileKernels(chunked);
+    if (absl::Status compiled = compiler_.Compile(); !compiled.ok()) {
+      refusal_ = absl::StrCat("the code generator failed: ", compiled.message());
+      return nullptr;
+    }
+    for (int id : llvm_ids_) llvm_kernels_used_ += id >= 0 ? 1 : 0;
     buffers_ = passes::AssignBuffers(entry_, plan_, donations_);
     layout_.temp_bytes = buffers_.arena_bytes;
     layout_.largest_temp = LargestTemporary(buffers_);
@@ -406,11 +399,8 @@ class HostCompilation {
         std::vector<RowGroupThunk::Member> members;
         for (int g = group.first; g <= group.last; ++g) {
           RowGroupThunk::Member m;
-          m.kernel = std::move(fused[g]);
-          if (llvm_ids_[g] >= 0) {
-            m.compiled = compiler_.Get(llvm_ids_[g]);
-            m.units_per_row = llvm_units_[g] / group.rows;
-          }
+          m.compiled = compiler_.Get(llvm_ids_[g]);  // (every member is compiled: EmitKernels)
+          m.units_per_row = llvm_units_[g] / group.rows;
           m.inputs = Refs(plan_.kernels[g].inputs);
           m.outputs = Refs(plan_.kernels[g].outputs);
           members.push_back(std::move(m));
@@ -430,16 +420,18 @@ class HostCompilation {
         ++fast_kernels;
         continue;
       }
+      if (llvm_ids_[index] >= 0 && llvm_parts_[index] > 1) {
+        thunks.push_back(std::make_unique<SplitReductionThunk>(
+            absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]),
+            llvm_units_[index] / llvm_parts_[index], llvm_parts_[index], llvm_unit_elements_[index],
+            ReduceCount(kernel), Refs(kernel.inputs), Refs(kernel.outputs)));
+        ++fast_kernels;
+        continue;
+      }
       if (llvm_ids_[index] >= 0) {
         thunks.push_back(std::make_unique<CompiledKernelThunk>(
             absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]), llvm_units_[index],
             llvm_unit_elements_[index], Refs(kernel.inputs), Refs(kernel.outputs)));
-        ++fast_kernels;
-        continue;
-      }
-      if (fused[index] != nullptr) {
-        thunks.push_back(std::make_unique<FusedKernelThunk>(
-            name, std::move(fused[index]), Refs(kernel.inputs), Refs(kernel.outputs)));
         ++fast_kernels;
         continue;
       }
@@ -580,8 +572,12 @@ class HostCompilation {
     absl::StrAppend(&reports.cost_report, "llvm kernels: ", llvm_kernels_used_, " of ",
                     plan_.kernels.size(), " compiled by the LLVM code generator (",
                     compiler_.unique_kernels(), " functions, ",
-                    absl::StrFormat("%.1f", compiler_.compile_ms()), " ms: ",
-                    compiler_.phase_report(), ")", llvm_note_, "\n");
+                    absl::StrFormat("%.1f", compiler_.compile_ms()),
+                    " ms: ", compiler_.phase_report(), ")", llvm_note_,
+                    quick_kernels_ > 0 ? absl::StrCat("; ", quick_kernels_, " kernels under ",
+                                                      kQuickElements, " elements compiled quickly")
+                                       : "",
+                    "\n");
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       if (llvm_ids_[k] < 0) continue;
       absl::StrAppend(&reports.cost_report, "  llvm_", KernelName(plan_.kernels[k]), ".", k, "\n");
@@ -599,34 +595,28 @@ class HostCompilation {
   const std::string& refusal() const { return refusal_; }
 
  private:
-  // The loop and reduction kernels the code generator covers, compiled to native code in one
-  // module. Reductions to fewer rows than threads stay chunked outside row groups (the chunked
-  // kernels split one row across threads; a compiled kernel runs a row on one thread). Any
-  // failure leaves every kernel on the chunked path, with the reason in the cost report.
-  void CompileKernels(const std::vector<bool>& chunked) {
-    llvm_ids_.assign(plan_.kernels.size(), -1);
-    llvm_units_.assign(plan_.kernels.size(), 0);
-    llvm_unit_elements_.assign(plan_.kernels.size(), 1);
-    if (!llvm_kernels_) {
-      llvm_note_ = "; off (--host_llvm=off)";
-      return;
-    }
+  // Emits every loop and reduction kernel, and the single scatters, sorts and reduces the code
+  // generator takes, into the compiler's modules (compiled together by Build). Reductions over
+  // few long lines are split (codegen::ReducePartsPerRow). Returns, per kernel, whether it runs
+  // a range of its rows on its own (compiled loop kernels and row reductions: row groups).
+  std::vector<bool> EmitKernels() {
+    const size_t n = plan_.kernels.size();
+    llvm_ids_.assign(n, -1);
+    llvm_units_.assign(n, 0);
+    llvm_unit_elements_.assign(n, 1);
+    llvm_parts_.assign(n, 1);
+    std::vector<bool> by_rows(n, false);
     if (!codegen::HostCodegenBuilt()) {
       llvm_note_ = "; this build has no LLVM";
-      return;
+      return by_rows;
     }
-    std::vector<bool> grouped(plan_.kernels.size(), false);
-    for (const passes::RowGroup& g : plan_.row_groups) {
-      for (int k = g.first; k <= g.last; ++k) grouped[k] = true;
-    }
-    const int64_t threads = ThreadPool::Default().size();
-    // No silent slow path: a kernel the code generator does not take says why (it stays chunked
-    // or, failing that, on the evaluator's op table).
+    // No silent slow path: a kernel the code generator does not take says why (the evaluator's
+    // op table runs it).
     auto not_compiled = [this](const passes::Kernel& kernel, size_t k, absl::string_view why) {
       absl::StrAppend(&llvm_refusals_, "  not compiled ", KernelName(kernel), ".", k, ": ", why,
                       "\n");
     };
-    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    for (size_t k = 0; k < n; ++k) {
       const passes::Kernel& kernel = plan_.kernels[k];
       // A windowed op the code generator leaves to the evaluator says why (cumulative windows
       // the host's scan takes run natively instead, see Build).
@@ -637,32 +627,28 @@ class HostCompilation {
                           "; the host scan: ", scan, "\n");
         }
       }
-      // A kernel over a few elements, run once per launch, costs more to compile than the chunked
-      // kernel's overhead: it stays chunked (not in loop bodies, which run it every iteration).
-      if (!loop_region_ && chunked[k] && !grouped[k] &&
-          KernelElements(kernel) < kMinCodegenElements) {
-        ++small_chunked_;
-        continue;
-      }
+      bool rows = false;
       if (kernel.kind == passes::KernelKind::kLoop) {
         llvm_units_[k] = kernel.root()->result()->type().shape().element_count();
+        rows = true;
       } else if (kernel.kind == passes::KernelKind::kReduce) {
         absl::StatusOr<codegen::ReduceKernelLayout> layout = codegen::LayOutReduceKernel(kernel);
         if (!layout.ok()) {
           // Folded dims apart (a mean over [2, 4]) and the like: the region reduce emitter, in
-          // the evaluator's order, where no chunked kernel runs it.
-          if (chunked[k] || grouped[k]) continue;
+          // the evaluator's order.
           if (std::string why = codegen::RegionReduceKernelRefusal(kernel); !why.empty()) {
             not_compiled(kernel, k, absl::StrCat(layout.status().message(), "; ", why));
             continue;
           }
           SetRegionReduceUnits(k, codegen::RegionReduceOf(kernel));
+        } else if (const int64_t parts = codegen::ReducePartsPerRow(*layout); parts > 1) {
+          llvm_parts_[k] = parts;
+          llvm_units_[k] = layout->rows * parts;
+          llvm_unit_elements_[k] = (layout->row_length + parts - 1) / parts;
         } else {
-          const bool one_part = layout->rows * layout->row_length < kMinParallelElements;
-          // (Only where a chunked kernel exists: one row on one thread beats the evaluator.)
-          if (!grouped[k] && layout->rows < threads && !one_part && chunked[k]) continue;
           llvm_units_[k] = layout->rows;
           llvm_unit_elements_[k] = std::max<int64_t>(1, layout->row_length);
+          rows = layout->inner == 1;
         }
       } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kScatter) {
@@ -685,25 +671,29 @@ class HostCompilation {
       } else {
         continue;
       }
-      absl::StatusOr<int> id = compiler_.AddKernel(kernel);
+      const codegen::KernelTier tier = !loop_region_ && KernelElements(kernel) < kQuickElements
+                                           ? codegen::KernelTier::kQuick
+                                           : codegen::KernelTier::kOptimized;
+      absl::StatusOr<int> id = compiler_.AddKernel(kernel, tier);
       if (id.ok()) {
         llvm_ids_[k] = *id;
+        by_rows[k] = rows;
+        quick_kernels_ += tier == codegen::KernelTier::kQuick ? 1 : 0;
       } else {
+        llvm_parts_[k] = 1;
         not_compiled(kernel, k, id.status().message());
       }
     }
-    absl::Status compiled = compiler_.Compile();
-    if (!compiled.ok()) {
-      llvm_ids_.assign(plan_.kernels.size(), -1);
-      llvm_note_ = absl::StrCat("; compilation failed, chunked kernels run instead: ",
-                                compiled.message());
-      return;
+    return by_rows;
+  }
+
+  // The reduces of a reduction kernel (each has its partial slots in a split reduction).
+  static int ReduceCount(const passes::Kernel& kernel) {
+    int n = 0;
+    for (const ir::Instruction* inst : kernel.instructions) {
+      n += inst->opcode() == ir::Opcode::kReduce ? 1 : 0;
     }
-    for (int id : llvm_ids_) llvm_kernels_used_ += id >= 0 ? 1 : 0;
-    if (small_chunked_ > 0) {
-      absl::StrAppend(&llvm_note_, "; ", small_chunked_, " kernels under ", kMinCodegenElements,
-                      " elements stay chunked");
-    }
+    return n;
   }
 
   // A while loop whose condition and body the compiled path takes, as a WhileThunk; null (the
@@ -749,9 +739,10 @@ class HostCompilation {
     for (int r = 0; r < 2; ++r) {
       const ir::Computation& region = *loop.regions()[r];
       if (std::string why = CompiledPathRefusal(region); !why.empty()) return refuse(why);
-      HostCompilation nested(region, r == 1 ? absl::Span<const passes::IoAlias>(in_place)
-                                            : absl::Span<const passes::IoAlias>(),
-                             llvm_kernels_, options_, /*loop_region=*/true);
+      HostCompilation nested(region,
+                             r == 1 ? absl::Span<const passes::IoAlias>(in_place)
+                                    : absl::Span<const passes::IoAlias>(),
+                             options_, /*loop_region=*/true);
       EMBER_ASSIGN_OR_RETURN(parts[r], nested.Build());
       if (parts[r] == nullptr) return refuse(nested.refusal());
       absl::StrAppend(&nested_reports_, name, r == 0 ? " condition" : " body", ":\n",
@@ -821,7 +812,7 @@ class HostCompilation {
       if (std::string why = CompiledPathRefusal(region); !why.empty()) {
         return refuse(absl::StrCat("branch ", b, ": ", why));
       }
-      HostCompilation nested(region, {}, llvm_kernels_, options_, loop_region_);
+      HostCompilation nested(region, {}, options_, loop_region_);
       EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> branch, nested.Build());
       if (branch == nullptr) return refuse(absl::StrCat("branch ", b, ": ", nested.refusal()));
       const BufferLayout& layout = branch->layout();
@@ -1031,25 +1022,24 @@ class HostCompilation {
   std::unordered_map<const ir::Value*, ValueRef> refs_;
   int num_other_ = 0;
   std::string refusal_;
-  bool llvm_kernels_;
-  bool loop_region_;
   const CompilerOptions& options_;
-  int small_chunked_ = 0;
+  bool loop_region_;
+  int quick_kernels_ = 0;
   codegen::HostKernelCompiler compiler_;
   std::vector<int> llvm_ids_;  // per kernel: its id in compiler_, or -1
   std::vector<int64_t> llvm_units_;          // per compiled kernel: elements, or reduction rows
   std::vector<int64_t> llvm_unit_elements_;  // per compiled kernel: input elements per unit
+  std::vector<int64_t> llvm_parts_;  // per compiled kernel: parts per row of a split reduction
   int llvm_kernels_used_ = 0;
   std::string llvm_note_;
-  std::string llvm_refusals_;  // kernels the code generator did not take, and why (they run
-                               // chunked or, failing that, on the evaluator's op table)
+  std::string llvm_refusals_;   // kernels the code generator did not take, and why (the
+                                // evaluator's op table runs them)
   std::string nested_reports_;  // the compiled loops' condition and body reports
 };
 
 class HostBackend final : public backend::Backend {
  public:
-  explicit HostBackend(bool llvm_kernels) : llvm_kernels_(llvm_kernels) {}
-  std::string_view name() const override { return llvm_kernels_ ? "host" : "host_no_llvm"; }
+  std::string_view name() const override { return "host"; }
   std::string_view platform() const override { return kPlatform; }
   bool wants_optimized_module() const override { return true; }
 
@@ -1058,16 +1048,13 @@ class HostBackend final : public backend::Backend {
       const CompilerOptions& options) const override {
     std::string refusal = CompiledPathRefusal(entry);
     if (refusal.empty()) {
-      HostCompilation compilation(entry, donations, llvm_kernels_, options);
+      HostCompilation compilation(entry, donations, options);
       EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, compilation.Build());
       if (executable != nullptr) return executable;
       refusal = compilation.refusal();
     }
     return EvaluatorExecutable(entry, donations, "host", refusal);
   }
-
- private:
-  bool llvm_kernels_;
 };
 
 class EvaluatorBackend final : public backend::Backend {
@@ -1085,17 +1072,14 @@ class EvaluatorBackend final : public backend::Backend {
 
 }  // namespace
 
-std::unique_ptr<backend::Backend> CreateHostBackend(bool llvm_kernels) {
-  return std::make_unique<HostBackend>(llvm_kernels);
-}
+std::unique_ptr<backend::Backend> CreateHostBackend() { return std::make_unique<HostBackend>(); }
 std::unique_ptr<backend::Backend> CreateEvaluatorBackend() {
   return std::make_unique<EvaluatorBackend>();
 }
 
 absl::Status RegisterHostBackends(backend::BackendRegistry& registry) {
   EMBER_RETURN_IF_ERROR(registry.Register(CreateHostBackend()));
-  EMBER_RETURN_IF_ERROR(registry.Register(CreateEvaluatorBackend()));
-  return registry.Register(CreateHostBackend(/*llvm_kernels=*/false));
+  return registry.Register(CreateEvaluatorBackend());
 }
 
 }  // namespace ember::host

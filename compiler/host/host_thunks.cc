@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/reduce_support.h"
 #include "profiler/trace.h"
 
 namespace ember::host {
@@ -134,22 +135,13 @@ void Pointers(HostRunContext& context, const std::vector<ValueRef>& refs, std::v
 
 }  // namespace
 
-absl::Status FusedKernelThunk::Run(HostRunContext& context) const {
-  std::vector<const void*> in;
-  std::vector<void*> out;
-  Pointers(context, inputs_, in);
-  Pointers(context, outputs_, out);
-  kernel_->Run(in, out, context.pool());
-  return absl::OkStatus();
-}
-
 absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
   std::vector<const void*> in;
   std::vector<void*> out;
   Pointers(context, inputs_, in);
   Pointers(context, outputs_, out);
-  // Parts of at least 64 Ki elements, as the chunked kernels split theirs; a loop kernel's parts
-  // start at multiples of 4096 elements (whole vectors).
+  // Parts of at least 64 Ki elements (a part's work outweighs waking a worker); a loop
+  // kernel's parts start at multiples of 4096 elements (whole vectors).
   const int64_t block = unit_elements_ <= 1 ? 4096 : 1;
   const int64_t blocks_per_part =
       std::max<int64_t>(1, 65536 / (block * std::max<int64_t>(1, unit_elements_)));
@@ -161,6 +153,26 @@ absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
   context.pool().ParallelFor(blocks, blocks_per_part, [&](int64_t begin, int64_t end) {
     kernel_.fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
   });
+  return absl::OkStatus();
+}
+
+absl::Status SplitReductionThunk::Run(HostRunContext& context) const {
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  Pointers(context, inputs_, in);
+  Pointers(context, outputs_, out);
+  // The partial slots: a few per row (at most rows * kSplitMaxParts), on the run's heap.
+  const int64_t units = rows_ * parts_;
+  std::vector<std::unique_ptr<uint8_t[]>> partials;
+  for (int k = 0; k < reduces_; ++k) {
+    partials.push_back(std::make_unique<uint8_t[]>(units * codegen::kSplitSlotBytes));
+    out.push_back(partials.back().get());
+  }
+  const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, part_elements_));
+  context.pool().ParallelFor(units, per_part, [&](int64_t begin, int64_t end) {
+    kernel_.fn(in.data(), out.data(), begin, end);
+  });
+  kernel_.fn(in.data(), out.data(), units, units + rows_);
   return absl::OkStatus();
 }
 
@@ -217,12 +229,8 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
       }
       for (size_t m = 0; m < members_.size(); ++m) {
         const Member& member = members_[m];
-        if (member.compiled.fn != nullptr) {
-          member.compiled.fn(my_in[m].data(), my_out[m].data(), b * member.units_per_row,
-                             e * member.units_per_row);
-        } else {
-          member.kernel->RunRows(my_in[m], my_out[m], rows_, b, e);
-        }
+        member.compiled.fn(my_in[m].data(), my_out[m].data(), b * member.units_per_row,
+                           e * member.units_per_row);
       }
     }
   });

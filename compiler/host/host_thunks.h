@@ -117,21 +117,6 @@ class HostThunkSequence final : public HostThunk {
   int num_other_;
 };
 
-// A loop or reduction kernel of the fusion plan.
-class FusedKernelThunk final : public HostThunk {
- public:
-  FusedKernelThunk(std::string name, std::unique_ptr<fast::FusedKernel> kernel,
-                   std::vector<ValueRef> inputs, std::vector<ValueRef> outputs)
-      : HostThunk(Kind::kKernel, std::move(name)), kernel_(std::move(kernel)),
-        inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
-  absl::Status Run(HostRunContext& context) const override;
-
- private:
-  std::unique_ptr<fast::FusedKernel> kernel_;
-  std::vector<ValueRef> inputs_;
-  std::vector<ValueRef> outputs_;
-};
-
 // A loop or reduction kernel compiled to native code by the code generator (compiler/codegen/):
 // its `units` (output elements of a loop kernel, rows of a reduction kernel, each touching
 // `unit_elements` input elements) split across the thread pool.
@@ -152,14 +137,42 @@ class CompiledKernelThunk final : public HostThunk {
   std::vector<ValueRef> outputs_;
 };
 
+// A reduction kernel compiled as a split reduction (codegen::ReducePartsPerRow > 1, the contract
+// in reduce_emitter.h): its `rows` * `parts` parts, each folding `part_elements` input elements,
+// split across the thread pool into partials (scratch of the run), then the rows combined on the
+// calling thread.
+class SplitReductionThunk final : public HostThunk {
+ public:
+  SplitReductionThunk(std::string name, codegen::HostLoopKernel kernel, int64_t rows, int64_t parts,
+                      int64_t part_elements, int reduces, std::vector<ValueRef> inputs,
+                      std::vector<ValueRef> outputs)
+      : HostThunk(Kind::kKernel, std::move(name)),
+        kernel_(std::move(kernel)),
+        rows_(rows),
+        parts_(parts),
+        part_elements_(part_elements),
+        reduces_(reduces),
+        inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)) {}
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  codegen::HostLoopKernel kernel_;
+  int64_t rows_;
+  int64_t parts_;
+  int64_t part_elements_;
+  int reduces_;
+  std::vector<ValueRef> inputs_;
+  std::vector<ValueRef> outputs_;
+};
+
 // Consecutive row kernels run tile of rows by tile of rows (passes::RowGroup): a tile's values
 // stay in the core's cache between the group's kernels.
 class RowGroupThunk final : public HostThunk {
  public:
-  // A chunked kernel, or a compiled one (when `compiled.fn` is set) that computes
-  // `units_per_row` of its units (elements or reduction rows) per row of the group.
+  // A compiled kernel that computes `units_per_row` of its units (elements or reduction rows)
+  // per row of the group.
   struct Member {
-    std::unique_ptr<fast::FusedKernel> kernel;
     codegen::HostLoopKernel compiled;
     int64_t units_per_row = 0;
     std::vector<ValueRef> inputs;

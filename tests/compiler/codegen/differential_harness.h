@@ -1,6 +1,6 @@
 // Shared by the code generator's differential tests: one program compiled by the host target as
-// one kernel (a loop or reduction kernel of all its instructions) and run over a split of its
-// range, as threads run it, against the reference evaluator, element by element.
+// one kernel (a loop or reduction kernel of all its instructions), at both tiers, and run over a
+// split of its range, as threads run it, against the reference evaluator, element by element.
 #ifndef EMBER_TESTS_COMPILER_CODEGEN_DIFFERENTIAL_HARNESS_H_
 #define EMBER_TESTS_COMPILER_CODEGEN_DIFFERENTIAL_HARNESS_H_
 
@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/host_kernel_compiler.h"
+#include "compiler/codegen/reduce_support.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/passes/rewrite.h"
 #include "tests/compiler/codegen/differential_inputs.h"
@@ -31,6 +32,7 @@ struct KernelRun {
   bool compiled = false;
   std::string refusal;
   int mismatches = 0;
+  int tier_mismatches = 0;  // between the optimized and the quick kernel
 };
 
 // How far a result may be from the evaluator's: bit for bit by default; `ulp` units in the last
@@ -104,38 +106,21 @@ inline passes::Kernel WholeEntryKernel(const ir::Computation& entry) {
   return kernel;
 }
 
-inline KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal> inputs,
-                               int64_t begin_split = -1, Tolerance tolerance = {}) {
-  KernelRun run;
-  std::unique_ptr<ir::Module> module = test_util::Parse(text);
-  if (module == nullptr) return run;
-  const ir::Computation& entry = *module->entry();
-  passes::Kernel kernel = WholeEntryKernel(entry);
+// Runs the kernel compiled at `tier` over `inputs` (split as threads run it) into `got`.
+inline bool RunCompiled(const passes::Kernel& kernel, KernelTier tier,
+                        const std::vector<const void*>& in, int64_t begin_split,
+                        std::vector<ir::Literal>& got, std::string* refusal) {
   HostKernelCompiler compiler;
-  absl::StatusOr<int> id = compiler.AddKernel(kernel);
+  absl::StatusOr<int> id = compiler.AddKernel(kernel, tier);
   if (!id.ok()) {
-    run.refusal = std::string(id.status().message());
-    return run;
+    *refusal = std::string(id.status().message());
+    return false;
   }
   absl::Status compiled = compiler.Compile();
-  EXPECT_TRUE(compiled.ok()) << compiled << "\n" << text;
-  if (!compiled.ok()) return run;
-  run.compiled = true;
+  EXPECT_TRUE(compiled.ok()) << compiled;
+  if (!compiled.ok()) return false;
   HostLoopKernel fn = compiler.Get(*id);
-
-  eval::Evaluator evaluator;
-  std::vector<eval::EvalValue> args;
-  for (const ir::Literal& l : inputs) args.push_back(eval::EvalValue::Array(l.Clone().value()));
-  absl::StatusOr<std::vector<eval::EvalValue>> want = evaluator.Run(entry, std::move(args));
-  EXPECT_TRUE(want.ok()) << want.status() << "\n" << text;
-  if (!want.ok()) return run;
-
-  std::vector<const void*> in;
-  for (size_t k = 0; k < entry.parameters().size(); ++k) in.push_back(inputs[k].bytes().data());
-  for (size_t k = entry.parameters().size(); k < kernel.inputs.size(); ++k) {
-    in.push_back(passes::ConstantLiteral(kernel.inputs[k])->bytes().data());
-  }
-  std::vector<ir::Literal> got;
+  got.clear();
   std::vector<void*> out;
   for (const ir::Value* v : kernel.outputs) {
     got.push_back(ir::Literal::Create(v->type().shape()).value());
@@ -149,31 +134,110 @@ inline KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::L
       if (inst->opcode() == ir::Opcode::kReduce) n = inst->result()->type().shape().element_count();
     }
   }
-  // Two calls over a split of the range, as threads run it.
-  const int64_t split = begin_split >= 0 ? begin_split : n / 3;
-  fn.fn(in.data(), out.data(), 0, split);
-  fn.fn(in.data(), out.data(), split, n);
+  // A split reduction (ReducePartsPerRow > 1, reduce_emitter.h) takes its partial slots after
+  // its outputs, and runs its parts (here in two calls over a split of them, as threads run
+  // them), then its rows.
+  int64_t parts = 1;
+  size_t reduces = 0;
+  if (kernel.kind == passes::KernelKind::kReduce) {
+    absl::StatusOr<ReduceKernelLayout> layout = LayOutReduceKernel(kernel);
+    if (layout.ok()) {
+      parts = ReducePartsPerRow(*layout);
+      reduces = layout->reduces.size();
+    }
+  }
+  std::vector<std::vector<uint8_t>> slots(parts > 1 ? reduces : 0);
+  if (parts > 1) {
+    const int64_t units = n * parts;
+    for (std::vector<uint8_t>& slot : slots) {
+      slot.assign(units * kSplitSlotBytes, 0xA5);
+      out.push_back(slot.data());
+    }
+    const int64_t split = begin_split >= 0 ? std::min(begin_split, units) : units / 3;
+    fn.fn(in.data(), out.data(), 0, split);
+    fn.fn(in.data(), out.data(), split, units);
+    fn.fn(in.data(), out.data(), units, units + n);
+  } else {
+    // Two calls over a split of the range, as threads run it.
+    const int64_t split = begin_split >= 0 ? begin_split : n / 3;
+    fn.fn(in.data(), out.data(), 0, split);
+    fn.fn(in.data(), out.data(), split, n);
+  }
+  return true;
+}
 
-  for (size_t o = 0; o < got.size(); ++o) {
-    const ElementType t = kernel.outputs[o]->type().element_type();
-    const int bytes = ir::StorageBytes(t);
-    const ir::Literal& w = (*want)[o].array;
-    for (int64_t i = 0; i < w.shape().element_count(); ++i) {
-      uint64_t a = 0, b = 0;
-      std::memcpy(&a, got[o].bytes().data() + i * bytes, bytes);
-      std::memcpy(&b, w.bytes().data() + i * bytes, bytes);
-      if (a == b || (IsNan(t, a) && IsNan(t, b)) || Close(t, a, b, tolerance)) continue;
-      if (++run.mismatches <= 5) {
-        std::string operands;
-        for (const ir::Literal& l : inputs) {
-          const int ib = ir::StorageBytes(l.element_type());
-          uint64_t x = 0;
-          if (i < l.shape().element_count()) std::memcpy(&x, l.bytes().data() + i * ib, ib);
-          absl::StrAppend(&operands, " 0x", absl::Hex(x));
+// Compiles the kernel at both tiers (KernelTier: optimized, and quick) and compares each with
+// the evaluator.
+inline KernelRun CompareWithEvaluator(const std::string& text, std::vector<ir::Literal> inputs,
+                               int64_t begin_split = -1, Tolerance tolerance = {}) {
+  KernelRun run;
+  std::unique_ptr<ir::Module> module = test_util::Parse(text);
+  if (module == nullptr) return run;
+  const ir::Computation& entry = *module->entry();
+  passes::Kernel kernel = WholeEntryKernel(entry);
+
+  eval::Evaluator evaluator;
+  std::vector<eval::EvalValue> args;
+  for (const ir::Literal& l : inputs) args.push_back(eval::EvalValue::Array(l.Clone().value()));
+  absl::StatusOr<std::vector<eval::EvalValue>> want = evaluator.Run(entry, std::move(args));
+  EXPECT_TRUE(want.ok()) << want.status() << "\n" << text;
+  if (!want.ok()) return run;
+
+  std::vector<const void*> in;
+  for (size_t k = 0; k < entry.parameters().size(); ++k) in.push_back(inputs[k].bytes().data());
+  for (size_t k = entry.parameters().size(); k < kernel.inputs.size(); ++k) {
+    in.push_back(passes::ConstantLiteral(kernel.inputs[k])->bytes().data());
+  }
+  std::vector<ir::Literal> optimized;
+  for (KernelTier tier : {KernelTier::kOptimized, KernelTier::kQuick}) {
+    const char* tier_name = tier == KernelTier::kQuick ? "quick" : "optimized";
+    std::vector<ir::Literal> got;
+    if (!RunCompiled(kernel, tier, in, begin_split, got, &run.refusal)) return run;
+    run.compiled = true;
+    if (tier == KernelTier::kOptimized) {
+      for (const ir::Literal& l : got) optimized.push_back(l.Clone().value());
+    } else {
+      // The tiers compute the same bits (NaNs apart, whose payloads may differ): an executable
+      // that switches tiers between launches gives the same results.
+      for (size_t o = 0; o < got.size(); ++o) {
+        const ElementType t = kernel.outputs[o]->type().element_type();
+        const int bytes = ir::StorageBytes(t);
+        for (int64_t i = 0; i < got[o].shape().element_count(); ++i) {
+          uint64_t a = 0, b = 0;
+          std::memcpy(&a, got[o].bytes().data() + i * bytes, bytes);
+          std::memcpy(&b, optimized[o].bytes().data() + i * bytes, bytes);
+          if (a == b || (IsNan(t, a) && IsNan(t, b))) continue;
+          if (++run.tier_mismatches <= 5) {
+            ADD_FAILURE() << "output " << o << " element " << i << ": quick 0x"
+                          << absl::StrCat(absl::Hex(a)) << ", optimized 0x"
+                          << absl::StrCat(absl::Hex(b)) << "\n"
+                          << text;
+          }
         }
-        ADD_FAILURE() << "element " << i << ": got 0x" << absl::StrCat(absl::Hex(a))
-                      << ", evaluator 0x" << absl::StrCat(absl::Hex(b)) << " (operands"
-                      << operands << ")\n" << text;
+      }
+    }
+    for (size_t o = 0; o < got.size(); ++o) {
+      const ElementType t = kernel.outputs[o]->type().element_type();
+      const int bytes = ir::StorageBytes(t);
+      const ir::Literal& w = (*want)[o].array;
+      for (int64_t i = 0; i < w.shape().element_count(); ++i) {
+        uint64_t a = 0, b = 0;
+        std::memcpy(&a, got[o].bytes().data() + i * bytes, bytes);
+        std::memcpy(&b, w.bytes().data() + i * bytes, bytes);
+        if (a == b || (IsNan(t, a) && IsNan(t, b)) || Close(t, a, b, tolerance)) continue;
+        if (++run.mismatches <= 5) {
+          std::string operands;
+          for (const ir::Literal& l : inputs) {
+            const int ib = ir::StorageBytes(l.element_type());
+            uint64_t x = 0;
+            if (i < l.shape().element_count()) std::memcpy(&x, l.bytes().data() + i * ib, ib);
+            absl::StrAppend(&operands, " 0x", absl::Hex(x));
+          }
+          ADD_FAILURE() << tier_name << " kernel, element " << i << ": got 0x"
+                        << absl::StrCat(absl::Hex(a)) << ", evaluator 0x"
+                        << absl::StrCat(absl::Hex(b)) << " (operands" << operands << ")\n"
+                        << text;
+        }
       }
     }
   }

@@ -721,6 +721,102 @@ func.func @main(%x: tensor<@IN@x@T@>, %init: tensor<@T@>) -> tensor<@OUT@x@T@> {
   EXPECT_GT(cases, 150);
 }
 
+TEST(ReduceKernelDifferentialTest, SplitReductionsOfFewLongLines) {
+  // Few outputs over long lines fold in parts (ReducePartsPerRow): rows (3 lines of 70000 into 3,
+  // and 140000 into a scalar), columns (70000 lines of 3: every output a strided line) and a
+  // middle dim, with a producer, a stored body, an init other than the fold's identity, and an
+  // epilogue. Integer, pred, maximum and minimum folds are exact in any order; f32/f64 sums are
+  // reassociated (a relative bound); bf16 and f16 are never split (they round every step in the
+  // evaluator's order) and stay exact.
+  struct Space {
+    const char* in;
+    const char* out;
+    const char* dims;
+  };
+  // (In 2, 4, 2 and 2 parts.)
+  constexpr Space kSpaces[] = {
+      {"3x70000", "3", "1"}, {"140000", "", "0"}, {"70000x3", "3", "0"}, {"2x70000x3", "2x3", "1"}};
+  constexpr const char* kFolds[] = {"add", "maximum", "minimum", "multiply", "and", "xor"};
+  int cases = 0, split = 0;
+  for (const Space& space : kSpaces) {
+    for (const char* op : kFolds) {
+      for (const TypeInfo& info : kTypes) {
+        const ElementType et = info.type;
+        const std::string name = op;
+        const bool bitwise = name == "and" || name == "xor";
+        // (Float products of long lines overflow or vanish, in an order-dependent way.)
+        if (IsF(et) && (bitwise || name == "multiply")) continue;
+        if (et == ElementType::kPred && name != "and" && name != "xor" && name != "maximum") {
+          continue;
+        }
+        // Every type and fold over the first space; the other spaces' index arithmetic is the
+        // same for every type: a few suffice.
+        if (&space != &kSpaces[0] &&
+            (!(et == ElementType::kPred || et == ElementType::kS32 || et == ElementType::kU64 ||
+               et == ElementType::kF32 || et == ElementType::kBF16) ||
+             !(name == "add" || name == "maximum" || name == "xor"))) {
+          continue;
+        }
+        const bool narrow = et == ElementType::kBF16 || et == ElementType::kF16;
+        SCOPED_TRACE(absl::StrCat(op, " ", info.mlir, " ", space.in, " over ", space.dims));
+        const std::string out = space.out[0] == '\0' ? "" : absl::StrCat(space.out, "x");
+        const std::string text = absl::StrReplaceAll(
+            R"(
+func.func @main(%x: tensor<@IN@x@T@>, %y: tensor<@IN@x@T@>, %init: tensor<@T@>) -> (tensor<@OUT@@T@>, tensor<@IN@x@T@>) {
+  %p = stablehlo.@PRODUCER@ %x, %y : tensor<@IN@x@T@>
+  %r = stablehlo.reduce(%p init: %init) applies stablehlo.@OP@ across dimensions = [@D@] : (tensor<@IN@x@T@>, tensor<@T@>) -> tensor<@OUT@@T@>
+  %e = stablehlo.@PRODUCER@ %r, %r : tensor<@OUT@@T@>
+  return %e, %p : tensor<@OUT@@T@>, tensor<@IN@x@T@>
+}
+)",
+            {{"@T@", info.mlir},
+             {"@OP@", op},
+             {"@IN@", space.in},
+             {"@OUT@", out},
+             {"@D@", space.dims},
+             {"@PRODUCER@", et == ElementType::kPred || bitwise ? "xor" : "maximum"}});
+        // Floats: values in [-1, 1) (a few thousand ulps of cancellation at most); others:
+        // random bits.
+        std::vector<ir::Literal> inputs = InputsFor(text, 1300 + cases);
+        ASSERT_EQ(inputs.size(), 3u);
+        if (IsF(et)) {
+          std::mt19937_64 rng(77 + cases);
+          std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+          for (size_t k = 0; k < 3; ++k) {
+            for (int64_t i = 0; i < inputs[k].shape().element_count(); ++i) {
+              const double v = uniform(rng);
+              uint64_t bits = 0;
+              if (et == ElementType::kF64) {
+                std::memcpy(&bits, &v, 8);
+              } else if (et == ElementType::kF32) {
+                const float f = static_cast<float>(v);
+                std::memcpy(&bits, &f, 4);
+              } else if (et == ElementType::kBF16) {
+                bits = ir::BF16::FromFloat(static_cast<float>(v)).bits;
+              } else {
+                bits = ir::F16::FromFloat(static_cast<float>(v)).bits;
+              }
+              std::memcpy(inputs[k].mutable_bytes().data() + i * ir::StorageBytes(et), &bits,
+                          ir::StorageBytes(et));
+            }
+          }
+        }
+        const bool reassociated =
+            (et == ElementType::kF32 || et == ElementType::kF64) && name == "add";
+        Tolerance tolerance;
+        if (reassociated) tolerance.relative = et == ElementType::kF32 ? 1e-3 : 1e-9;
+        KernelRun run = CompareWithEvaluator(text, std::move(inputs), 1, tolerance);
+        EXPECT_TRUE(run.compiled) << run.refusal;
+        EXPECT_EQ(run.mismatches, 0);
+        split += narrow ? 0 : 1;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 60);
+  EXPECT_GT(split, 50);
+}
+
 TEST(ReduceKernelDifferentialTest, FusedProducersEpilogueAndStoredBody) {
   // Softmax and layernorm shapes: producers with row broadcasts and an exponential, two reduces
   // over the same rows, a stored producer, an epilogue that reshapes to [rows, 1], and a 3-d
