@@ -4,13 +4,16 @@ split, parameters replicated, the weight gradients all-reduced) and a Megatron-s
 2x2 mesh (data x model: the hidden layer split over "model"). For each: the median step time,
 the ratio (below 1.0: Ember is faster), the largest difference of the results, and Ember's
 per-device peak memory over one step (memory_stats() after the first step, each configuration
-in a fresh process) next to what a partitioned step needs ("needed": the 1-device peak /
-devices, plus the parameter bytes each device holds beyond its 1/devices share: data-parallel,
-every parameter whole; Megatron, each weight split over "model" only, so replicated over
-"data"), and next to XLA:CPU's own per-device arguments + outputs + temporaries
-(memory_analysis()). "needed" does not count the activations a layout replicates: in the
-Megatron layout, the all-reduced output of the row-parallel layer and its gradient are held
-whole on both "model" devices (XLA holds them too).
+in a fresh process) next to what a partitioned step needs, and next to XLA:CPU's own per-device
+arguments + outputs + temporaries (memory_analysis()). "needed" is the 1-device peak / devices,
+plus what each device holds beyond its 1/devices share because the layout replicates it:
+- data-parallel: every parameter whole;
+- Megatron: each weight split over "model" only (so whole over "data"); the batch and the
+  targets split over "data" only; and the row-parallel layer's all-reduced output and its
+  gradient ([batch, hidden] each), which the layout holds whole on both "model" devices (the
+  next column-parallel layer reads all of it; XLA holds them too). "needed without the
+  activations" leaves these last three out (the issue's first yardstick: global bytes /
+  devices plus replicated parameters).
 
     .venv/bin/python bench/spmd_bench.py [--repeat N] [--batch B] [--width W] [--hidden H]
 
@@ -70,6 +73,17 @@ def held_param_bytes(params, megatron, model_size=2):
     split = lambda spec: model_size if "model" in tuple(spec) else 1  # noqa: E731
     return sum(w.nbytes / split(sw) + b.nbytes / split(sb)
                for (w, b), (sw, sb) in zip(params, megatron_specs(len(params))))
+
+
+def held_activation_bytes(batch, width, hidden, megatron, data_size=2, devices=4):
+    """The activation bytes one device holds beyond its 1/devices share of the 1-device step's:
+    none data-parallel; Megatron: the inputs and targets ([batch, width] each, split over "data"
+    only) and the row-parallel output and its gradient ([batch, hidden] each, whole over
+    "model")."""
+    if not megatron:
+        return 0
+    beyond = 1 / data_size - 1 / devices
+    return (2 * batch * width * 4 + 2 * batch * hidden * 4) * beyond
 
 
 def place(platform, devices, mesh_shape, axes, params, x, y, megatron):
@@ -155,7 +169,7 @@ def main():
           f"parameters {param_bytes / 2**20:.1f} MiB; median of {a.repeat} steps")
     print(f"{'program':26} {'devices':>7} {'Ember ms':>9} {'XLA ms':>8} {'ratio':>6} "
           f"{'max diff':>9} {'peak/device':>12} {'needed':>9} {'peak/needed':>11} "
-          f"{'XLA/device':>11} {'peak/XLA':>8}")
+          f"{'w/o activations':>15} {'XLA/device':>11} {'peak/XLA':>8}")
     peak1 = None
     for k, (name, devices, _, _, megatron) in enumerate(CONFIGS):
         cmd = [sys.executable, __file__, "--config", str(k), "--repeat", str(a.repeat),
@@ -165,15 +179,17 @@ def main():
         peak = r["peak"]
         if devices == 1:
             peak1 = peak
-        needed = None
+        needed = bare = None
         if peak is not None and peak1 is not None:
-            needed = peak1 / devices + held_param_bytes(params, megatron) - param_bytes / devices
+            bare = peak1 / devices + held_param_bytes(params, megatron) - param_bytes / devices
+            needed = bare + held_activation_bytes(a.batch, a.width, a.hidden, megatron)
         mib = lambda b: "n/a" if b is None else f"{b / 2**20:.1f} MiB"  # noqa: E731
         share = "n/a" if needed is None else f"{peak / needed:.2f}"
+        share_bare = "n/a" if bare is None else f"{peak / bare:.2f}"
         to_xla = "n/a" if peak is None or not r["xla_bytes"] else f"{peak / r['xla_bytes']:.2f}"
         print(f"{name:26} {devices:7d} {r['ember'] * 1e3:9.2f} {r['xla'] * 1e3:8.2f} "
               f"{r['ember'] / r['xla']:6.2f} {r['diff']:9.2e} {mib(peak):>12} {mib(needed):>9} "
-              f"{share:>11} {mib(r['xla_bytes']):>11} {to_xla:>8}", flush=True)
+              f"{share:>11} {share_bare:>15} {mib(r['xla_bytes']):>11} {to_xla:>8}", flush=True)
 
 
 if __name__ == "__main__":
