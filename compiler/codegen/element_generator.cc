@@ -422,10 +422,9 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];
-      const ir::ElementType t = v->type().element_type();
-      llvm::Type* ct = elemental_.ComputeType(t);
-      if (ir::IsFloat(t)) return b_.CreateSIToFP(position, ct);
-      return b_.CreateTrunc(position, ct);
+      // The index converted as an s64 value (the evaluator's ConvertElement of the index).
+      return elemental_.ConvertElement(ir::ElementType::kS64, v->type().element_type(),
+                                       position);
     }
     default:
       break;

@@ -256,6 +256,10 @@ llvm::Value* ElementalEmitter::Unary(Opcode op, ElementType type, llvm::Value* x
     }
     case Opcode::kNot:
       return b_.CreateNot(x);
+    case Opcode::kPopcnt:
+      return Intrinsic(llvm::Intrinsic::ctpop, x);
+    case Opcode::kCountLeadingZeros:  // of zero: the width
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, x, b_.getFalse());
     case Opcode::kSqrt:
       return Round(type, Intrinsic(llvm::Intrinsic::sqrt, x));
     case Opcode::kFloor:
@@ -269,6 +273,72 @@ llvm::Value* ElementalEmitter::Unary(Opcode op, ElementType type, llvm::Value* x
     default:
       return nullptr;
   }
+}
+
+llvm::Value* ElementalEmitter::IntegerToNarrow(ElementType from, ElementType to,
+                                               llvm::Value* x) {
+  // The magnitude (as u64) and the sign; past 2^53 the bits below double's precision fold into
+  // a sticky last bit (round to odd), so the one rounding to the narrow type is the only one.
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Value* wide = ir::IsSignedInteger(from) ? b_.CreateSExtOrTrunc(x, i64)
+                                                : b_.CreateZExtOrTrunc(x, i64);
+  llvm::Value* negative = ir::IsSignedInteger(from)
+                              ? b_.CreateICmpSLT(wide, b_.getInt64(0))
+                              : static_cast<llvm::Value*>(b_.getFalse());
+  llvm::Value* magnitude = b_.CreateSelect(negative, b_.CreateSub(b_.getInt64(0), wide), wide);
+  // Bits past 53 (0 when the magnitude fits).
+  llvm::Value* width = b_.CreateSub(
+      b_.getInt64(64), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, magnitude, b_.getFalse()));
+  llvm::Value* excess = b_.CreateSelect(b_.CreateICmpUGT(width, b_.getInt64(53)),
+                                        b_.CreateSub(width, b_.getInt64(53)), b_.getInt64(0));
+  llvm::Value* dropped = b_.CreateAnd(
+      magnitude, b_.CreateSub(b_.CreateShl(b_.getInt64(1), excess), b_.getInt64(1)));
+  llvm::Value* kept = b_.CreateOr(b_.CreateLShr(magnitude, excess),
+                                  b_.CreateZExt(b_.CreateICmpNE(dropped, b_.getInt64(0)), i64));
+  // kept < 2^53 converts exactly; times 2^excess (exact) through the exponent.
+  llvm::Value* d = b_.CreateUIToFP(kept, b_.getDoubleTy());
+  llvm::Value* scale = b_.CreateBitCast(
+      b_.CreateShl(b_.CreateAdd(excess, b_.getInt64(1023)), b_.getInt64(52)), b_.getDoubleTy());
+  d = b_.CreateFMul(d, scale);
+  d = b_.CreateSelect(negative, b_.CreateFNeg(d), d);
+  return NarrowFromDouble(to, d);
+}
+
+llvm::Value* ElementalEmitter::ReducePrecision(ElementType type, llvm::Value* x,
+                                               int64_t exponent_bits, int64_t mantissa_bits) {
+  const int bits = ir::BitWidth(type);
+  const int src_mantissa = type == ElementType::kF64   ? 52
+                           : type == ElementType::kF32 ? 23
+                           : type == ElementType::kF16 ? 10
+                                                       : 7;  // bf16
+  llvm::Type* int_type = b_.getIntNTy(bits);
+  auto c = [&](uint64_t v) { return llvm::ConstantInt::get(int_type, v); };
+  llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+  llvm::Value* original =
+      IsNarrowFloat(type) ? ToStorage(type, x) : b_.CreateBitCast(x, int_type);
+  llvm::Value* value = original;
+  if (mantissa_bits < src_mantissa) {
+    const int shift = src_mantissa - static_cast<int>(mantissa_bits);
+    const uint64_t last = uint64_t{1} << shift;
+    llvm::Value* last_bit = b_.CreateLShr(b_.CreateAnd(value, c(last)), c(shift));
+    value = b_.CreateAnd(b_.CreateAdd(b_.CreateAdd(value, last_bit), c((last >> 1) - 1)),
+                         c(~(last - 1)));
+  }
+  const int src_exponent = bits - src_mantissa - 1;
+  const uint64_t exp_mask = ((uint64_t{1} << src_exponent) - 1) << src_mantissa;
+  if (exponent_bits < src_exponent) {
+    const uint64_t sign_mask = uint64_t{1} << (bits - 1);
+    const uint64_t bias = (uint64_t{1} << (src_exponent - 1)) - 1;
+    const uint64_t reduced_bias = (uint64_t{1} << (exponent_bits - 1)) - 1;
+    llvm::Value* exponent = b_.CreateAnd(value, c(exp_mask));
+    llvm::Value* signed_zero = b_.CreateAnd(value, c(sign_mask));
+    value = b_.CreateSelect(b_.CreateICmpUGT(exponent, c((bias + reduced_bias) << src_mantissa)),
+                            b_.CreateOr(signed_zero, c(exp_mask)), value);
+    value = b_.CreateSelect(b_.CreateICmpULE(exponent, c((bias - reduced_bias) << src_mantissa)),
+                            signed_zero, value);
+  }
+  value = b_.CreateSelect(is_nan, mantissa_bits > 0 ? original : c(exp_mask), value);
+  return IsNarrowFloat(type) ? FromStorage(type, value) : b_.CreateBitCast(value, x->getType());
 }
 
 llvm::Value* ElementalEmitter::Compare(const ir::Instruction& inst, llvm::Value* x,
@@ -328,8 +398,9 @@ llvm::Value* ElementalEmitter::Convert(ElementType from, ElementType to, llvm::V
     return ir::IsSignedInteger(from) ? b_.CreateSExtOrTrunc(x, dst) : b_.CreateZExtOrTrunc(x, dst);
   }
   if (!from_float) {
-    // Integers round once to f32/f64; those that reach bf16/f16 are at most 16 bits wide, exact
-    // in f32, so they too round once.
+    // Integers round once to f32/f64; to bf16/f16, integers of up to 16 bits are exact in f32
+    // (one rounding after it), wider ones round once through double (IntegerToNarrow).
+    if (IsNarrowFloat(to) && ir::BitWidth(from) > 16) return IntegerToNarrow(from, to, x);
     llvm::Value* f = ir::IsSignedInteger(from) ? b_.CreateSIToFP(x, dst) : b_.CreateUIToFP(x, dst);
     return Round(to, f);
   }
@@ -339,7 +410,9 @@ llvm::Value* ElementalEmitter::Convert(ElementType from, ElementType to, llvm::V
                                                            : llvm::Intrinsic::fptoui_sat;
     return b_.CreateIntrinsic(id, {dst, x->getType()}, {x});
   }
-  // Float to float: f32 <-> f64 in one step (bf16/f16 values are exact in f32).
+  // Float to float: f32 <-> f64 in one step (bf16/f16 values are exact in f32); f64 to bf16/f16
+  // rounds once.
+  if (from == ElementType::kF64 && IsNarrowFloat(to)) return NarrowFromDouble(to, x);
   llvm::Value* v = x;
   if (x->getType() != dst) {
     v = dst->isDoubleTy() ? b_.CreateFPExt(x, dst) : b_.CreateFPTrunc(x, dst);
@@ -370,6 +443,9 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
       return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
     case Opcode::kBitcastConvert:
       return b_.CreateBitCast(operands[0], ComputeType(type));
+    case Opcode::kReducePrecision:
+      return ReducePrecision(type, operands[0], inst.attribute("exponent_bits")->i,
+                             inst.attribute("mantissa_bits")->i);
     case Opcode::kIsFinite: {
       llvm::Value* x = operands[0];
       return b_.CreateFCmpONE(Intrinsic(llvm::Intrinsic::fabs, x),

@@ -45,6 +45,12 @@ class ElementalEmitter {
   absl::StatusOr<std::vector<llvm::Value*>> EmitRegion(const ir::Computation& region,
                                                        absl::Span<llvm::Value* const> args);
 
+  // `x` of type `from` converted to `to`, as the evaluator's ConvertElement (stablehlo.convert
+  // of one element; an iota's index).
+  llvm::Value* ConvertElement(ir::ElementType from, ir::ElementType to, llvm::Value* x) {
+    return Convert(from, to, x);
+  }
+
   // op(x, y) of a binary op the elemental emitter takes (a reduce body's fold).
   llvm::Value* EmitBinary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y) {
     return Binary(op, type, x, y);
@@ -71,6 +77,13 @@ class ElementalEmitter {
   llvm::Value* LibmDouble(const char* name, llvm::Value* x, llvm::Value* y = nullptr);
   // A double rounded once to bf16/f16, in the compute type.
   llvm::Value* NarrowFromDouble(ir::ElementType type, llvm::Value* d);
+  // An integer of `from` rounded once to bf16/f16 (to double rounding to odd, then to the narrow
+  // type: the evaluator's IntegerToDoubleRoundToOdd), in the compute type.
+  llvm::Value* IntegerToNarrow(ir::ElementType from, ir::ElementType to, llvm::Value* x);
+  // reduce_precision of a float of `type` (the evaluator's bit algorithm, on the type's own
+  // encoding).
+  llvm::Value* ReducePrecision(ir::ElementType type, llvm::Value* x, int64_t exponent_bits,
+                               int64_t mantissa_bits);
 
   llvm::IRBuilderBase& b_;
   bool exact_f16_ = false;

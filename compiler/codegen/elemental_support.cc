@@ -39,14 +39,6 @@ bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
   return *ct == "UNSIGNED";
 }
 
-bool ConvertSupported(ElementType from, ElementType to) {
-  // Narrow floats are computed in f32: a conversion that would round twice on its way there
-  // (f64 -> bf16/f16, wide integers -> bf16/f16) is not emitted.
-  const bool narrow_to = to == ElementType::kBF16 || to == ElementType::kF16;
-  if (narrow_to && from == ElementType::kF64) return false;
-  if (narrow_to && IsI(from) && ir::BitWidth(from) > 16) return false;
-  return true;
-}
 
 }  // namespace
 
@@ -170,7 +162,18 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
     case Opcode::kClamp:
       return n == 3 && same_types() && !pred;
     case Opcode::kConvert:
-      return n == 1 && ConvertSupported(in, t);
+      return n == 1;
+    case Opcode::kPopcnt:
+    case Opcode::kCountLeadingZeros:
+      return n == 1 && same_types() && IsI(t);
+    case Opcode::kReducePrecision: {
+      // (Other widths are the evaluator's error to report.)
+      const ir::Attribute* e = inst.attribute("exponent_bits");
+      const ir::Attribute* m = inst.attribute("mantissa_bits");
+      return n == 1 && same_types() && IsF(t) && e != nullptr && m != nullptr &&
+             e->kind == ir::Attribute::Kind::kInt && m->kind == ir::Attribute::Kind::kInt &&
+             e->i >= 1 && e->i <= 62 && m->i >= 0 && m->i <= 62;
+    }
     case Opcode::kBitcastConvert:
       // Same width (the shape is kept), between types whose computed value is their stored
       // bits: bf16/f16 compute in f32 and canonicalize NaNs when stored, which would change the

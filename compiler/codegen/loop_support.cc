@@ -105,12 +105,10 @@ bool IndexOpSupported(const ir::Instruction& inst) {
   const ir::Value* out = inst.result();
   const int64_t rank = static_cast<int64_t>(out->type().dims().size());
   if (inst.opcode() == Opcode::kIota) {
+    // (Indices convert as s64 values would: ElementalEmitter::Convert.)
     const ir::Attribute* d = inst.attribute("iota_dimension");
-    const ir::ElementType t = out->type().element_type();
-    // Indices convert to bf16/f16 through f32, which would round twice past 2^24.
     return inst.operands().empty() && d != nullptr && d->kind == ir::Attribute::Kind::kInt &&
-           d->i >= 0 && d->i < rank && t != ir::ElementType::kBF16 &&
-           t != ir::ElementType::kF16 && t != ir::ElementType::kPred;
+           d->i >= 0 && d->i < rank;
   }
   if (inst.operands().empty()) return false;
   for (const ir::Value* v : inst.operands()) {
