@@ -33,6 +33,8 @@ llvm::Type* ElementalEmitter::ComputeType(ElementType type) const {
     case ElementType::kF32:
     case ElementType::kBF16:
     case ElementType::kF16: return b_.getFloatTy();
+    case ElementType::kC64: return llvm::StructType::get(b_.getFloatTy(), b_.getFloatTy());
+    case ElementType::kC128: return llvm::StructType::get(b_.getDoubleTy(), b_.getDoubleTy());
     default: return b_.getIntNTy(ir::BitWidth(type));
   }
 }
@@ -122,6 +124,12 @@ llvm::Value* ElementalEmitter::Constant(ElementType type, const uint8_t* bytes) 
     std::memcpy(&bits, bytes, 8);
     c = llvm::ConstantFP::get(b_.getContext(), llvm::APFloat(llvm::APFloat::IEEEdouble(),
                                                              llvm::APInt(64, bits)));
+  } else if (ir::IsComplex(type)) {
+    const ElementType part = ComplexPart(type);
+    const int half = ir::StorageBytes(part);
+    return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(storage),
+                                     {llvm::cast<llvm::Constant>(Constant(part, bytes)),
+                                      llvm::cast<llvm::Constant>(Constant(part, bytes + half))});
   } else {
     const int size = ir::StorageBytes(type);
     uint64_t bits = 0;
@@ -201,6 +209,7 @@ llvm::Value* ElementalEmitter::Shift(Opcode op, ElementType, llvm::Value* x, llv
 
 llvm::Value* ElementalEmitter::Binary(Opcode op, ElementType type, llvm::Value* x,
                                       llvm::Value* y) {
+  if (ir::IsComplex(type)) return ComplexBinary(op, type, x, y);
   const bool fl = ir::IsFloat(type);
   const bool pred = type == ElementType::kPred;
   switch (op) {
@@ -256,6 +265,10 @@ llvm::Value* ElementalEmitter::Unary(Opcode op, ElementType type, llvm::Value* x
     }
     case Opcode::kNot:
       return b_.CreateNot(x);
+    case Opcode::kReal:  // of a real float: the value itself
+      return x;
+    case Opcode::kImag:  // of a real float: +0
+      return llvm::ConstantFP::get(t, 0.0);
     case Opcode::kPopcnt:
       return Intrinsic(llvm::Intrinsic::ctpop, x);
     case Opcode::kCountLeadingZeros:  // of zero: the width
@@ -428,6 +441,10 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
   }
   const ElementType type = inst.result()->type().element_type();
   const Opcode op = inst.opcode();
+  if (ir::IsComplex(type) ||
+      (!inst.operands().empty() && ir::IsComplex(inst.operand(0)->type().element_type()))) {
+    return EmitComplex(inst, operands);
+  }
   if (ElementalMathOp(op)) {
     return Math(op, type, operands[0], operands.size() == 2 ? operands[1] : nullptr);
   }

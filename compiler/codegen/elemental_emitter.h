@@ -3,10 +3,12 @@
 // integer division by zero and overflow, shift amounts, saturating conversions). Target neutral:
 // it only uses an IRBuilder, so the host (x86-64 JIT) and GPU (NVPTX) kernel emitters share it.
 // Values are held in a "compute" type (pred i1, integers iN, f32/f64, bf16/f16 as f32 rounded
-// to their precision) and moved to and from memory in a "storage" type (pred i8, bf16/f16 i16).
+// to their precision, c64/c128 as the struct {re, im}) and moved to and from memory in a
+// "storage" type (pred i8, bf16/f16 i16; the others as computed).
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,6 +82,22 @@ class ElementalEmitter {
   // An integer of `from` rounded once to bf16/f16 (to double rounding to odd, then to the narrow
   // type: the evaluator's IntegerToDoubleRoundToOdd), in the compute type.
   llvm::Value* IntegerToNarrow(ir::ElementType from, ir::ElementType to, llvm::Value* x);
+  // Complex numbers (elemental_complex.cc): a value is the struct {re, im} of its part type.
+  static ir::ElementType ComplexPart(ir::ElementType type);
+  llvm::Value* MakeComplex(ir::ElementType type, llvm::Value* re, llvm::Value* im);
+  llvm::Value* Re(llvm::Value* z);
+  llvm::Value* Im(llvm::Value* z);
+  std::pair<llvm::Value*, llvm::Value*> ToDoubleParts(llvm::Value* z);
+  llvm::Value* FromDoubleParts(ir::ElementType type, llvm::Value* re, llvm::Value* im);
+  llvm::Value* ComplexCall(const char* name, llvm::ArrayRef<llvm::Value*> args);
+  llvm::Value* ComplexAbs(llvm::Value* re, llvm::Value* im);
+  // add, subtract, multiply, divide, maximum or minimum of two complex numbers.
+  llvm::Value* ComplexBinary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
+  // An elementwise op with a complex result or operand (ElementalOpSupported's complex ops).
+  absl::StatusOr<llvm::Value*> EmitComplex(const ir::Instruction& instruction,
+                                           absl::Span<llvm::Value* const> operands);
+  absl::StatusOr<llvm::Value*> ComplexMath(ir::Opcode op, ir::ElementType type, llvm::Value* x,
+                                           llvm::Value* y);
   // reduce_precision of a float of `type` (the evaluator's bit algorithm, on the type's own
   // encoding).
   llvm::Value* ReducePrecision(ir::ElementType type, llvm::Value* x, int64_t exponent_bits,

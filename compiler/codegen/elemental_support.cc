@@ -57,6 +57,8 @@ bool ElementalTypeSupported(ElementType type) {
     case ElementType::kF16:
     case ElementType::kF32:
     case ElementType::kF64:
+    case ElementType::kC64:
+    case ElementType::kC128:
       return true;
     default:
       return false;
@@ -116,9 +118,67 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
     }
     return true;
   };
+  const bool complex = ir::IsComplex(t) || ir::IsComplex(in);
   if (ElementalMathOp(inst.opcode())) {
     const bool binary = inst.opcode() == Opcode::kPower || inst.opcode() == Opcode::kAtan2;
-    return n == (binary ? 2u : 1u) && same_types() && IsF(t);
+    if (!(n == (binary ? 2u : 1u) && same_types())) return false;
+    if (!complex) return IsF(t);
+    // Complex: what the C library computes (ElementalEmitter::ComplexMath).
+    switch (inst.opcode()) {
+      case Opcode::kExponential:
+      case Opcode::kLog:
+      case Opcode::kSine:
+      case Opcode::kCosine:
+      case Opcode::kTan:
+      case Opcode::kTanh:
+      case Opcode::kLogistic:
+      case Opcode::kRsqrt:
+      case Opcode::kPower:
+        return true;
+      default:
+        return false;
+    }
+  }
+  // Complex results and operands: the ops below (ElementalEmitter's complex arithmetic).
+  if (complex) {
+    const ElementType part = t == ElementType::kC64 || in == ElementType::kC64
+                                 ? ElementType::kF32
+                                 : ElementType::kF64;
+    switch (inst.opcode()) {
+      case Opcode::kAdd:
+      case Opcode::kSubtract:
+      case Opcode::kMultiply:
+      case Opcode::kDivide:
+      case Opcode::kMaximum:
+      case Opcode::kMinimum:
+        return n == 2 && same_types();
+      case Opcode::kNegate:
+      case Opcode::kSqrt:
+      case Opcode::kSign:
+        return n == 1 && same_types();
+      case Opcode::kAbs:
+      case Opcode::kReal:
+      case Opcode::kImag:
+        return n == 1 && ir::IsComplex(in) && t == part;
+      case Opcode::kComplex:
+        return n == 2 && ir::IsComplex(t) && in == part &&
+               inst.operand(1)->type().element_type() == part;
+      case Opcode::kCompare: {
+        const std::string* d = StringAttr(inst, "comparison_direction");
+        const ir::Attribute* ct = inst.attribute("compare_type");
+        return n == 2 && pred && inst.operand(1)->type().element_type() == in && d != nullptr &&
+               (*d == "EQ" || *d == "NE" || *d == "LT" || *d == "LE" || *d == "GT" ||
+                *d == "GE") &&
+               (ct == nullptr || (ct->kind == ir::Attribute::Kind::kString && ct->s == "FLOAT"));
+      }
+      case Opcode::kSelect:
+        return n == 3 && in == ElementType::kPred && inst.operand(1)->type().element_type() == t &&
+               inst.operand(2)->type().element_type() == t;
+      case Opcode::kConvert:
+        return n == 1;
+      default:
+        return false;
+    }
   }
   switch (inst.opcode()) {
     case Opcode::kAdd:
@@ -150,6 +210,8 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
     case Opcode::kCeil:
     case Opcode::kRoundNearestEven:
     case Opcode::kRoundNearestAfz:
+    case Opcode::kReal:
+    case Opcode::kImag:
       return n == 1 && same_types() && IsF(t);
     case Opcode::kIsFinite:
       return n == 1 && pred && IsF(in);

@@ -170,7 +170,8 @@ int64_t ReducePartsPerRow(const ReduceKernelLayout& layout) {
   if (layout.rows >= kSplitMaxRows || layout.row_length < 2 * kSplitPartElements) return 1;
   for (const ir::Instruction* reduce : layout.reduces) {
     const ElementType t = reduce->result()->type().element_type();
-    if (t == ElementType::kBF16 || t == ElementType::kF16) return 1;
+    // (Complex folds are not split either: they start from no identity.)
+    if (t == ElementType::kBF16 || t == ElementType::kF16 || ir::IsComplex(t)) return 1;
   }
   // Parts of equal length but the last (none empty).
   const int64_t wanted = std::min(kSplitMaxParts, layout.row_length / kSplitPartElements);

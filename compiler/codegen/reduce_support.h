@@ -45,7 +45,8 @@ inline constexpr int64_t kSplitSlotBytes = 16;
 // Parts per output element of `layout` (1: not split). Only folds whose order may change are
 // split: integer and pred folds (exact in any order), maxima and minima, and f32/f64 sums and
 // products (reassociated, as row folds already are); bf16/f16 folds round after every step in
-// the evaluator's order and are never split.
+// the evaluator's order, and complex folds have no exact identity to start a part from: neither
+// is split.
 int64_t ReducePartsPerRow(const ReduceKernelLayout& layout);
 
 // The op of a fold region `(a, b) { return op(a, b) }` (either operand order) over scalars of

@@ -1,0 +1,235 @@
+// The elemental emitter's complex numbers (c64, c128), computed as the evaluator computes them:
+// in std::complex<double>, each part rounded once to the result's part type. A value is the
+// struct {re, im} of its part type (the layout of std::complex, in registers and in memory).
+// Addition, subtraction and negation are exact per part (a sum of two f32 rounded through
+// double is the f32 sum); products and quotients call libgcc's __muldc3 / __divdc3, absolute
+// values hypot, and exp, log, sqrt, sin, cos, tan, tanh and pow the C library's cexp, clog,
+// csqrt, csin, ccos, ctan, ctanh and cpow: the calls GCC makes for the evaluator's
+// std::complex<double> arithmetic, so the results are the evaluator's bit for bit. These calls
+// keep complex loops scalar; the NVPTX target will need device versions of them.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/elemental_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+
+namespace ember::codegen {
+namespace {
+
+using ir::ElementType;
+using ir::Opcode;
+
+std::string Direction(const ir::Instruction& inst) {
+  const ir::Attribute* d = inst.attribute("comparison_direction");
+  return d != nullptr ? d->s : "";
+}
+
+}  // namespace
+
+ElementType ElementalEmitter::ComplexPart(ElementType type) {
+  return type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+}
+
+llvm::Value* ElementalEmitter::MakeComplex(ElementType type, llvm::Value* re, llvm::Value* im) {
+  llvm::Value* v = llvm::UndefValue::get(ComputeType(type));
+  v = b_.CreateInsertValue(v, re, 0);
+  return b_.CreateInsertValue(v, im, 1);
+}
+
+llvm::Value* ElementalEmitter::Re(llvm::Value* z) { return b_.CreateExtractValue(z, 0); }
+llvm::Value* ElementalEmitter::Im(llvm::Value* z) { return b_.CreateExtractValue(z, 1); }
+
+std::pair<llvm::Value*, llvm::Value*> ElementalEmitter::ToDoubleParts(llvm::Value* z) {
+  llvm::Value* re = Re(z);
+  llvm::Value* im = Im(z);
+  if (!re->getType()->isDoubleTy()) {
+    re = b_.CreateFPExt(re, b_.getDoubleTy());
+    im = b_.CreateFPExt(im, b_.getDoubleTy());
+  }
+  return {re, im};
+}
+
+llvm::Value* ElementalEmitter::FromDoubleParts(ElementType type, llvm::Value* re,
+                                               llvm::Value* im) {
+  if (type == ElementType::kC64) {
+    re = b_.CreateFPTrunc(re, b_.getFloatTy());
+    im = b_.CreateFPTrunc(im, b_.getFloatTy());
+  }
+  return MakeComplex(type, re, im);
+}
+
+llvm::Value* ElementalEmitter::ComplexCall(const char* name, llvm::ArrayRef<llvm::Value*> args) {
+  // A C function taking and returning double _Complex values: on x86-64 each complex argument
+  // is two doubles (xmm registers), the result the struct {double, double} (xmm0, xmm1).
+  llvm::Module* module = b_.GetInsertBlock()->getModule();
+  llvm::Type* d = b_.getDoubleTy();
+  llvm::Type* result = llvm::StructType::get(b_.getContext(), {d, d});
+  std::vector<llvm::Type*> params(args.size(), d);
+  llvm::FunctionCallee fn =
+      module->getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::WillReturn);
+  }
+  return b_.CreateCall(fn, args);
+}
+
+llvm::Value* ElementalEmitter::ComplexAbs(llvm::Value* re, llvm::Value* im) {
+  // std::abs of a complex<double>: glibc's cabs, which is hypot.
+  return LibmDouble("hypot", re, im);
+}
+
+absl::StatusOr<llvm::Value*> ElementalEmitter::EmitComplex(
+    const ir::Instruction& inst, absl::Span<llvm::Value* const> operands) {
+  const ElementType type = inst.result()->type().element_type();
+  const ElementType in = inst.operand(0)->type().element_type();
+  const Opcode op = inst.opcode();
+  switch (op) {
+    case Opcode::kComplex:
+      return MakeComplex(type, operands[0], operands[1]);
+    case Opcode::kReal:
+      return Re(operands[0]);
+    case Opcode::kImag:
+      return Im(operands[0]);
+    case Opcode::kSelect:
+      return b_.CreateSelect(operands[0], operands[1], operands[2]);
+    case Opcode::kNegate:
+      return MakeComplex(type, b_.CreateFNeg(Re(operands[0])), b_.CreateFNeg(Im(operands[0])));
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return ComplexBinary(op, type, operands[0], operands[1]);
+    case Opcode::kCompare: {
+      // Lexicographically on (real, imag) with IEEE quiet predicates, the evaluator's
+      // CompareElements.
+      llvm::Value* x = operands[0];
+      llvm::Value* y = operands[1];
+      auto less = [&](llvm::Value* p, llvm::Value* q) {
+        return b_.CreateOr(b_.CreateFCmpOLT(Re(p), Re(q)),
+                           b_.CreateAnd(b_.CreateFCmpOEQ(Re(p), Re(q)),
+                                        b_.CreateFCmpOLT(Im(p), Im(q))));
+      };
+      llvm::Value* eq =
+          b_.CreateAnd(b_.CreateFCmpOEQ(Re(x), Re(y)), b_.CreateFCmpOEQ(Im(x), Im(y)));
+      const std::string d = Direction(inst);
+      if (d == "EQ") return eq;
+      if (d == "NE") return b_.CreateNot(eq);
+      if (d == "LT") return less(x, y);
+      if (d == "LE") return b_.CreateOr(less(x, y), eq);
+      if (d == "GT") return less(y, x);
+      return b_.CreateOr(less(y, x), eq);
+    }
+    case Opcode::kConvert: {
+      if (ir::IsComplex(in) && ir::IsComplex(type)) {
+        const ElementType part = ComplexPart(type);
+        return MakeComplex(type, Convert(ComplexPart(in), part, Re(operands[0])),
+                           Convert(ComplexPart(in), part, Im(operands[0])));
+      }
+      if (ir::IsComplex(in)) return Convert(ComplexPart(in), type, Re(operands[0]));
+      const ElementType part = ComplexPart(type);
+      return MakeComplex(type, Convert(in, part, operands[0]),
+                         llvm::ConstantFP::get(ComputeType(part), 0.0));
+    }
+    case Opcode::kAbs: {
+      auto [a, b] = ToDoubleParts(operands[0]);
+      llvm::Value* r = ComplexAbs(a, b);
+      return type == ElementType::kF32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+    }
+    case Opcode::kSign: {
+      // NaN parts: NaN; zero: zero; else z / |z| (per part: a complex<double> over a double).
+      auto [a, b] = ToDoubleParts(operands[0]);
+      llvm::Value* abs = ComplexAbs(a, b);
+      llvm::Value* zero = llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
+      llvm::Value* nan = b_.CreateOr(b_.CreateFCmpUNO(a, a), b_.CreateFCmpUNO(b, b));
+      llvm::Value* is_zero = b_.CreateAnd(b_.CreateFCmpOEQ(a, zero), b_.CreateFCmpOEQ(b, zero));
+      llvm::Value* quiet = llvm::ConstantFP::getNaN(b_.getDoubleTy());
+      llvm::Value* re = b_.CreateSelect(
+          nan, quiet, b_.CreateSelect(is_zero, zero, b_.CreateFDiv(a, abs)));
+      llvm::Value* im = b_.CreateSelect(
+          nan, quiet, b_.CreateSelect(is_zero, zero, b_.CreateFDiv(b, abs)));
+      return FromDoubleParts(type, re, im);
+    }
+    case Opcode::kSqrt: {
+      auto [a, b] = ToDoubleParts(operands[0]);
+      llvm::Value* r = ComplexCall("csqrt", {a, b});
+      return FromDoubleParts(type, Re(r), Im(r));
+    }
+    default:
+      break;
+  }
+  return ComplexMath(op, type, operands[0], operands.size() > 1 ? operands[1] : nullptr);
+}
+
+llvm::Value* ElementalEmitter::ComplexBinary(Opcode op, ElementType type, llvm::Value* x,
+                                             llvm::Value* y) {
+  switch (op) {
+    case Opcode::kAdd:
+    case Opcode::kSubtract: {
+      // Per part in the part type: a sum of two f32 rounded through double is their f32 sum
+      // (double has more than twice f32's precision), as the evaluator's complex<double> sum.
+      const bool add = op == Opcode::kAdd;
+      return MakeComplex(type, add ? b_.CreateFAdd(Re(x), Re(y)) : b_.CreateFSub(Re(x), Re(y)),
+                         add ? b_.CreateFAdd(Im(x), Im(y)) : b_.CreateFSub(Im(x), Im(y)));
+    }
+    case Opcode::kMultiply:
+    case Opcode::kDivide: {
+      auto [a, b] = ToDoubleParts(x);
+      auto [c, d] = ToDoubleParts(y);
+      llvm::Value* r = ComplexCall(op == Opcode::kMultiply ? "__muldc3" : "__divdc3", {a, b, c, d});
+      return FromDoubleParts(type, Re(r), Im(r));
+    }
+    default: {
+      // Maximum, minimum: lexicographically on (real, imag), the evaluator's MaxElement /
+      // MinElement.
+      const bool max = op == Opcode::kMaximum;
+      llvm::Value* same_re = b_.CreateFCmpOEQ(Re(x), Re(y));
+      llvm::Value* by_im = max ? b_.CreateFCmpOGT(Im(x), Im(y)) : b_.CreateFCmpOLT(Im(x), Im(y));
+      llvm::Value* by_re = max ? b_.CreateFCmpOGT(Re(x), Re(y)) : b_.CreateFCmpOLT(Re(x), Re(y));
+      return b_.CreateSelect(b_.CreateSelect(same_re, by_im, by_re), x, y);
+    }
+  }
+}
+
+absl::StatusOr<llvm::Value*> ElementalEmitter::ComplexMath(Opcode op, ElementType type,
+                                                           llvm::Value* x, llvm::Value* y) {
+  auto [a, b] = ToDoubleParts(x);
+  llvm::Value* one = llvm::ConstantFP::get(b_.getDoubleTy(), 1.0);
+  llvm::Value* zero = llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
+  // 1.0 / w: libstdc++ makes the double a complex and divides (__divdc3).
+  auto reciprocal = [&](llvm::Value* w) {
+    return ComplexCall("__divdc3", {one, zero, Re(w), Im(w)});
+  };
+  llvm::Value* r = nullptr;
+  switch (op) {
+    case Opcode::kExponential: r = ComplexCall("cexp", {a, b}); break;
+    case Opcode::kLog: r = ComplexCall("clog", {a, b}); break;
+    case Opcode::kSine: r = ComplexCall("csin", {a, b}); break;
+    case Opcode::kCosine: r = ComplexCall("ccos", {a, b}); break;
+    case Opcode::kTan: r = ComplexCall("ctan", {a, b}); break;
+    case Opcode::kTanh: r = ComplexCall("ctanh", {a, b}); break;
+    case Opcode::kRsqrt: r = reciprocal(ComplexCall("csqrt", {a, b})); break;
+    case Opcode::kLogistic: {
+      // 1 / (1 + exp(-z)).
+      llvm::Value* e = ComplexCall("cexp", {b_.CreateFNeg(a), b_.CreateFNeg(b)});
+      r = ComplexCall("__divdc3", {one, zero, b_.CreateFAdd(one, Re(e)), Im(e)});
+      break;
+    }
+    case Opcode::kPower: {
+      auto [c, d] = ToDoubleParts(y);
+      r = ComplexCall("cpow", {a, b, c, d});
+      break;
+    }
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat(std::string(ir::OpcodeName(op)), " of complex numbers is not emitted"));
+  }
+  return FromDoubleParts(type, Re(r), Im(r));
+}
+
+}  // namespace ember::codegen
