@@ -45,6 +45,7 @@ PassPipeline CreateDefaultPipeline() {
   pipeline.Add(CreateAlgebraicSimplifierPass());
   pipeline.Add(CreateDcePass());
   pipeline.Add(CreateExplicitCapturesPass());
+  pipeline.Add(CreateConvolutionBatchGroupsPass());
   return pipeline;
 }
 

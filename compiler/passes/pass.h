@@ -55,6 +55,8 @@ std::unique_ptr<Pass> CreateDcePass();                // unused pure instruction
 // Values control flow's regions capture -> explicit operands and region parameters of while
 // loops, ifs and cases (explicit_captures.cc).
 std::unique_ptr<Pass> CreateExplicitCapturesPass();
+// Batch-grouped convolutions -> feature-grouped ones (convolution_batch_groups.cc).
+std::unique_ptr<Pass> CreateConvolutionBatchGroupsPass();
 // Quantized tensors -> storage integers and float math (legalize_quantized.cc).
 std::unique_ptr<Pass> CreateLegalizeQuantizedPass();
 

@@ -637,6 +637,18 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, ten
   }
 }
 
+TEST(HostBackendTest, GradientsOfGroupedConvolutionsRunOnTheFastConvolution) {
+  // A depthwise-style convolution and both its gradients as JAX lowers them: the kernel gradient
+  // is batch-grouped, which the pipeline makes feature-grouped; nothing runs on the evaluator.
+  Outcome o = ExpectSameResults(R"(
+func.func @main(%x: tensor<2x11x10x4xf32>, %w: tensor<3x3x2x6xf32>, %g: tensor<2x6x5x6xf32>) -> (tensor<2x6x5x6xf32>, tensor<3x3x2x6xf32>) {
+  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[1, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x11x10x4xf32>, tensor<3x3x2x6xf32>) -> tensor<2x6x5x6xf32>
+  %dw = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f], window = {stride = [1, 1], pad = [[1, 1], [0, 1]], lhs_dilate = [1, 1], rhs_dilate = [2, 2]} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<2x11x10x4xf32>, tensor<2x6x5x6xf32>) -> tensor<3x3x2x6xf32>
+  return %y, %dw : tensor<2x6x5x6xf32>, tensor<3x3x2x6xf32>
+})", kDotTolerance);
+  EXPECT_EQ(o.cost_report.find("  evaluator "), std::string::npos) << o.cost_report;
+}
+
 TEST(HostBackendTest, ReductionsOnlyTheCodeGeneratorTakesRunCompiledOnOneRow) {
   // optax's "all gradients finite" check: a pred fold over a whole array (one row, fewer rows
   // than threads), then the scalar epilogue. It must not fall to the evaluator's op table for

@@ -380,6 +380,30 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_TRUE(absl::StrContains(m->ToString(), "-0.01")) << m->ToString();
 }
 
+TEST(PassesTest, BatchGroupedConvolutionsBecomeFeatureGrouped) {
+  // JAX's kernel gradient of a grouped convolution (batch and feature dims of the input at its
+  // ends, as the transpose rule lays them out), and an NHWC one with 2 batch groups: the same
+  // values (integers: exact in any order), no batch groups left.
+  for (const char* text : {R"(
+func.func @main(%x: tensor<2x11x10x4xi32>, %g: tensor<2x6x5x6xi32>) -> tensor<3x3x2x6xi32> {
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f], window = {stride = [1, 1], pad = [[1, 1], [0, 1]], lhs_dilate = [1, 1], rhs_dilate = [2, 2]} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<2x11x10x4xi32>, tensor<2x6x5x6xi32>) -> tensor<3x3x2x6xi32>
+  return %0 : tensor<3x3x2x6xi32>
+})",
+                           R"(
+func.func @main(%x: tensor<4x6x6x3xi32>, %w: tensor<3x3x3x4xi32>) -> tensor<2x4x4x4xi32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[0, 0], [0, 0]]} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<4x6x6x3xi32>, tensor<3x3x3x4xi32>) -> tensor<2x4x4x4xi32>
+  return %0 : tensor<2x4x4x4xi32>
+})"}) {
+    std::unique_ptr<ir::Module> m = RunPassChecked(text, CreateConvolutionBatchGroupsPass());
+    ASSERT_NE(m, nullptr);
+    for (const auto& inst : m->entry()->instructions()) {
+      if (inst->opcode() != ir::Opcode::kConvolution) continue;
+      EXPECT_EQ(inst->attribute("batch_group_count")->i, 1);
+      EXPECT_EQ(inst->attribute("feature_group_count")->i, 2);
+    }
+  }
+}
+
 TEST(PassesTest, PipelineReportsEachPass) {
   std::unique_ptr<ir::Module> m = Parse(R"(
 func.func private @f(%a: tensor<4xf32>) -> tensor<4xf32> {
