@@ -125,17 +125,8 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitComplex(
       if (d == "GT") return less(y, x);
       return b_.CreateOr(less(y, x), eq);
     }
-    case Opcode::kConvert: {
-      if (ir::IsComplex(in) && ir::IsComplex(type)) {
-        const ElementType part = ComplexPart(type);
-        return MakeComplex(type, Convert(ComplexPart(in), part, Re(operands[0])),
-                           Convert(ComplexPart(in), part, Im(operands[0])));
-      }
-      if (ir::IsComplex(in)) return Convert(ComplexPart(in), type, Re(operands[0]));
-      const ElementType part = ComplexPart(type);
-      return MakeComplex(type, Convert(in, part, operands[0]),
-                         llvm::ConstantFP::get(ComputeType(part), 0.0));
-    }
+    case Opcode::kConvert:
+      return Convert(in, type, operands[0]);
     case Opcode::kAbs: {
       auto [a, b] = ToDoubleParts(operands[0]);
       llvm::Value* r = ComplexAbs(a, b);
@@ -164,6 +155,19 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitComplex(
       break;
   }
   return ComplexMath(op, type, operands[0], operands.size() > 1 ? operands[1] : nullptr);
+}
+
+llvm::Value* ElementalEmitter::ComplexConvert(ElementType from, ElementType to, llvm::Value* x) {
+  // The evaluator's ConvertElement: part by part between complex types; a real value becomes the
+  // real part (imaginary +0); a complex number converts its real part.
+  if (ir::IsComplex(from) && ir::IsComplex(to)) {
+    const ElementType part = ComplexPart(to);
+    return MakeComplex(to, Convert(ComplexPart(from), part, Re(x)),
+                       Convert(ComplexPart(from), part, Im(x)));
+  }
+  if (ir::IsComplex(from)) return Convert(ComplexPart(from), to, Re(x));
+  const ElementType part = ComplexPart(to);
+  return MakeComplex(to, Convert(from, part, x), llvm::ConstantFP::get(ComputeType(part), 0.0));
 }
 
 llvm::Value* ElementalEmitter::ComplexBinary(Opcode op, ElementType type, llvm::Value* x,

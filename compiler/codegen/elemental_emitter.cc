@@ -398,6 +398,7 @@ llvm::Value* ElementalEmitter::Compare(const ir::Instruction& inst, llvm::Value*
 
 llvm::Value* ElementalEmitter::Convert(ElementType from, ElementType to, llvm::Value* x) {
   if (from == to) return x;
+  if (ir::IsComplex(from) || ir::IsComplex(to)) return ComplexConvert(from, to, x);
   llvm::Type* dst = ComputeType(to);
   const bool from_float = ir::IsFloat(from), to_float = ir::IsFloat(to);
   if (to == ElementType::kPred) {

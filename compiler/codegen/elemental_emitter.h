@@ -91,6 +91,8 @@ class ElementalEmitter {
   llvm::Value* FromDoubleParts(ir::ElementType type, llvm::Value* re, llvm::Value* im);
   llvm::Value* ComplexCall(const char* name, llvm::ArrayRef<llvm::Value*> args);
   llvm::Value* ComplexAbs(llvm::Value* re, llvm::Value* im);
+  // A conversion from or to a complex type.
+  llvm::Value* ComplexConvert(ir::ElementType from, ir::ElementType to, llvm::Value* x);
   // add, subtract, multiply, divide, maximum or minimum of two complex numbers.
   llvm::Value* ComplexBinary(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
   // An elementwise op with a complex result or operand (ElementalOpSupported's complex ops).
