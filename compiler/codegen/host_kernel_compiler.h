@@ -60,6 +60,9 @@ class HostKernelCompiler {
 
   int kernels() const;         // AddKernel calls that succeeded
   int unique_kernels() const;  // functions emitted
+  // Functions another executable had compiled and still holds (compiled_kernel_cache.h): they
+  // were not compiled again.
+  int reused_kernels() const;
   double compile_ms() const;   // emission, optimization and native code generation
   // Where compile_ms went, each phase summed over the threads that ran it ("emit 0.3, optimize
   // 2.1, codegen 6.0, link 0.9 ms"; cached modules skip optimize and codegen).

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/compiled_kernel_cache.h"
 #include "compiler/codegen/host_jit.h"
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/codegen/kernel_disk_cache.h"
@@ -163,8 +164,11 @@ struct HostKernelCompiler::Impl {
   std::unordered_map<std::string, int> by_text;  // tier and function text (name elided) ->
                                                  // function
   std::vector<std::string> function_names;
-  size_t quick_functions = 0;  // of function_names
+  size_t optimized_emitted = 0;  // functions emitted into `shards` (round robin)
   std::vector<int> function_of_kernel;
+  std::vector<std::string> keys;  // per function: its CompiledKernelCache key
+  // Functions another executable compiled (CompiledKernelCache): function -> its entry.
+  std::unordered_map<int, CompiledKernelCache::Entry> reused;
   std::vector<void*> functions;
   std::shared_ptr<const void> code;  // the JITDylibs holding `functions`
   bool compiled = false;
@@ -196,8 +200,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
     if (impl_->quick == nullptr) impl_->quick = std::make_unique<Shard>(KernelTier::kQuick);
     target = impl_->quick.get();
   } else {
-    const size_t optimized = impl_->function_names.size() - impl_->quick_functions;
-    const size_t shard_index = optimized % MaxShards();
+    const size_t shard_index = impl_->optimized_emitted % MaxShards();
     if (shard_index >= impl_->shards.size()) {
       impl_->shards.push_back(std::make_unique<Shard>(KernelTier::kOptimized));
     }
@@ -217,7 +220,11 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   if (size_t at = text.find("@" + name + "("); at != std::string::npos) {
     text.erase(at + 1, name.size());
   }
-  text.insert(0, tier == KernelTier::kQuick ? "quick\n" : "optimized\n");
+  // (Attribute groups print as #N: their contents go into the key too.)
+  text.insert(0, absl::StrCat(tier == KernelTier::kQuick ? "quick\n" : "optimized\n",
+                              fn->getAttributes().getAsString(llvm::AttributeList::FunctionIndex),
+                              "\n"));
+  text = KernelCacheKey(std::move(text));
   int function;
   if (auto it = impl_->by_text.find(text); it != impl_->by_text.end()) {
     fn->eraseFromParent();
@@ -225,8 +232,15 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   } else {
     function = static_cast<int>(impl_->function_names.size());
     impl_->function_names.push_back(name);
-    impl_->quick_functions += tier == KernelTier::kQuick ? 1 : 0;
-    shard.functions.push_back(function);
+    impl_->keys.push_back(text);
+    if (std::optional<CompiledKernelCache::Entry> entry = CompiledKernelCache::Get().Find(text)) {
+      // Compiled by another executable, and still held: nothing to compile.
+      fn->eraseFromParent();
+      impl_->reused.emplace(function, *std::move(entry));
+    } else {
+      impl_->optimized_emitted += tier == KernelTier::kOptimized ? 1 : 0;
+      shard.functions.push_back(function);
+    }
     impl_->by_text.emplace(std::move(text), function);
   }
   impl_->function_of_kernel.push_back(function);
@@ -339,6 +353,8 @@ absl::Status HostKernelCompiler::Compile() {
   EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
   const std::string& cache_dir = impl_->cache_dir;
   if (impl_->quick != nullptr) impl_->shards.push_back(std::move(impl_->quick));
+  // Shards whose every function was found in the process-wide cache have nothing to compile.
+  std::erase_if(impl_->shards, [](const std::unique_ptr<Shard>& s) { return s->functions.empty(); });
   // Every shard but the first on a thread of its own, the first on this one. The shards'
   // modules are independent (own contexts), and the threads end before anything is linked.
   const size_t n = impl_->shards.size();
@@ -353,8 +369,10 @@ absl::Status HostKernelCompiler::Compile() {
                                   cache_dir, impl_->dump_dir, &cached[i], &times[i]);
       });
     }
-    objects[0] = CompileShard(*impl_->shards[0]->module, impl_->shards[0]->tier, *jit, cache_dir,
-                              impl_->dump_dir, &cached[0], &times[0]);
+    if (n > 0) {
+      objects[0] = CompileShard(*impl_->shards[0]->module, impl_->shards[0]->tier, *jit,
+                                cache_dir, impl_->dump_dir, &cached[0], &times[0]);
+    }
     for (std::thread& t : threads) t.join();
   }
   for (const PhaseTimes& t : times) {
@@ -364,6 +382,10 @@ absl::Status HostKernelCompiler::Compile() {
   const auto link_start = Clock::now();
   auto owners = std::make_shared<std::vector<std::shared_ptr<const void>>>();
   impl_->functions.assign(impl_->function_names.size(), nullptr);
+  for (auto& [function, entry] : impl_->reused) {
+    impl_->functions[function] = entry.address;
+    owners->push_back(std::move(entry.owner));
+  }
   for (size_t i = 0; i < n; ++i) {
     if (!objects[i].ok()) return objects[i].status();
     Shard& shard = *impl_->shards[i];
@@ -381,8 +403,11 @@ absl::Status HostKernelCompiler::Compile() {
       code = jit->Load(object, names, addresses);
     }
     if (!code.ok()) return code.status();
+    for (size_t k = 0; k < names.size(); ++k) {
+      impl_->functions[shard.functions[k]] = addresses[k];
+      CompiledKernelCache::Get().Insert(impl_->keys[shard.functions[k]], addresses[k], *code);
+    }
     owners->push_back(*std::move(code));
-    for (size_t k = 0; k < names.size(); ++k) impl_->functions[shard.functions[k]] = addresses[k];
   }
   impl_->code = std::shared_ptr<const void>(owners, owners.get());
   impl_->shards.clear();  // the modules and contexts
@@ -407,6 +432,7 @@ int HostKernelCompiler::kernels() const {
 int HostKernelCompiler::unique_kernels() const {
   return static_cast<int>(impl_->function_names.size());
 }
+int HostKernelCompiler::reused_kernels() const { return static_cast<int>(impl_->reused.size()); }
 double HostKernelCompiler::compile_ms() const { return impl_->ms; }
 std::string HostKernelCompiler::phase_report() const {
   const PhaseTimes& t = impl_->phases;

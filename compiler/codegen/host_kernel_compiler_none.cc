@@ -16,6 +16,7 @@ absl::Status HostKernelCompiler::Compile() { return absl::OkStatus(); }
 HostLoopKernel HostKernelCompiler::Get(int) const { return {}; }
 int HostKernelCompiler::kernels() const { return 0; }
 int HostKernelCompiler::unique_kernels() const { return 0; }
+int HostKernelCompiler::reused_kernels() const { return 0; }
 double HostKernelCompiler::compile_ms() const { return 0; }
 std::string HostKernelCompiler::phase_report() const { return ""; }
 

@@ -577,6 +577,10 @@ class HostCompilation {
                     quick_kernels_ > 0 ? absl::StrCat("; ", quick_kernels_, " kernels under ",
                                                       kQuickElements, " elements compiled quickly")
                                        : "",
+                    compiler_.reused_kernels() > 0
+                        ? absl::StrCat("; ", compiler_.reused_kernels(),
+                                       " functions another executable had compiled")
+                        : "",
                     "\n");
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       if (llvm_ids_[k] < 0) continue;

@@ -170,6 +170,27 @@ TEST(HostKernelCacheTest, ConcurrentCompilesAndReleases) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
 }
 
+TEST(HostKernelCacheTest, KernelsAnotherExecutableHoldsAreReused) {
+  // While an executable holds a kernel's code, another compile of the same kernel takes it (the
+  // process-wide CompiledKernelCache): no compile, no disk look-up, the same entry point. Once
+  // nothing holds it, the kernel is compiled again.
+  Case k = MakeCase(9, 23);
+  ASSERT_NE(k.module, nullptr);
+  const KernelCacheCounters start = GetKernelCacheCounters();
+  HostLoopKernel first = CompileCase(k);
+  ASSERT_NE(first.fn, nullptr);
+  HostLoopKernel second = CompileCase(k);
+  EXPECT_EQ(second.fn, first.fn);
+  EXPECT_EQ(Mismatches(k, second), 0);
+  EXPECT_EQ(GetKernelCacheCounters().compiles - start.compiles, 1);
+  first = HostLoopKernel{};
+  EXPECT_EQ(Mismatches(k, second), 0);  // still held by the second
+  second = HostLoopKernel{};
+  HostLoopKernel third = CompileCase(k);
+  EXPECT_EQ(Mismatches(k, third), 0);
+  EXPECT_EQ(GetKernelCacheCounters().compiles - start.compiles, 2);
+}
+
 TEST(HostKernelCacheTest, DiskCacheHitSkipsCodeGeneration) {
   CacheDir dir("hit");
   Case k = MakeCase(7, 21);
@@ -183,7 +204,9 @@ TEST(HostKernelCacheTest, DiskCacheHitSkipsCodeGeneration) {
   EXPECT_EQ(after_first.writes - start.writes, 1);
   ASSERT_EQ(dir.Entries().size(), 1u);
 
-  // The same kernels in a new compiler (a new executable or process): a hit, no compile.
+  // The same kernels in a new process (here: once nothing holds the first code): a disk hit,
+  // no compile.
+  first = HostLoopKernel{};
   HostLoopKernel second = CompileCase(k, dir.path());
   EXPECT_EQ(Mismatches(k, second), 0);
   const KernelCacheCounters after_second = GetKernelCacheCounters();
