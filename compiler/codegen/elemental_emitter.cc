@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/elemental_support.h"
+#include "compiler/ir/float_conversions.h"
 #include "compiler/passes/rewrite.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
@@ -17,7 +18,10 @@ namespace {
 using ir::ElementType;
 using ir::Opcode;
 
-bool IsNarrowFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
+// Floats stored narrower than f32 and computed in f32: bf16, f16 and the f8/f6/f4 formats.
+bool IsNarrowFloat(ElementType t) { return ir::NarrowFloatFormat(t) != nullptr; }
+// Integers of fewer than 8 bits, stored one a byte (the value's low bits, the high bits zero).
+bool IsSubByteInteger(ElementType t) { return ir::IsInteger(t) && ir::BitWidth(t) < 8; }
 
 std::string Direction(const ir::Instruction& inst) {
   const ir::Attribute* d = inst.attribute("comparison_direction");
@@ -27,6 +31,7 @@ std::string Direction(const ir::Instruction& inst) {
 }  // namespace
 
 llvm::Type* ElementalEmitter::ComputeType(ElementType type) const {
+  if (IsNarrowFloat(type)) return b_.getFloatTy();
   switch (type) {
     case ElementType::kPred: return b_.getInt1Ty();
     case ElementType::kF64: return b_.getDoubleTy();
@@ -44,7 +49,9 @@ llvm::Type* ElementalEmitter::StorageType(ElementType type) const {
     case ElementType::kPred: return b_.getInt8Ty();
     case ElementType::kBF16:
     case ElementType::kF16: return b_.getInt16Ty();
-    default: return ComputeType(type);
+    default:
+      if (IsNarrowFloat(type) || IsSubByteInteger(type)) return b_.getInt8Ty();
+      return ComputeType(type);
   }
 }
 
@@ -71,6 +78,8 @@ llvm::Value* ElementalEmitter::FromStorage(ElementType type, llvm::Value* stored
           b_.getFloatTy());
     }
     default:
+      if (IsNarrowFloat(type)) return DecodeNarrow(*ir::NarrowFloatFormat(type), stored);
+      if (IsSubByteInteger(type)) return b_.CreateTrunc(stored, ComputeType(type));
       return stored;
   }
 }
@@ -98,6 +107,8 @@ llvm::Value* ElementalEmitter::ToStorage(ElementType type, llvm::Value* value) {
     case ElementType::kF16:
       return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
     default:
+      if (IsNarrowFloat(type)) return EncodeNarrow(*ir::NarrowFloatFormat(type), value);
+      if (IsSubByteInteger(type)) return b_.CreateZExt(value, b_.getInt8Ty());
       return value;
   }
 }

@@ -2,9 +2,10 @@
 // its operands' elements, with exactly the reference evaluator's semantics (NaN, signed zero,
 // integer division by zero and overflow, shift amounts, saturating conversions). Target neutral:
 // it only uses an IRBuilder, so the host (x86-64 JIT) and GPU (NVPTX) kernel emitters share it.
-// Values are held in a "compute" type (pred i1, integers iN, f32/f64, bf16/f16 as f32 rounded
-// to their precision, c64/c128 as the struct {re, im}) and moved to and from memory in a
-// "storage" type (pred i8, bf16/f16 i16; the others as computed).
+// Values are held in a "compute" type (pred i1, integers iN, f32/f64, bf16/f16 and the f8/f6/f4
+// formats as f32 rounded to their precision, c64/c128 as the struct {re, im}) and moved to and
+// from memory in a "storage" type (pred, sub-byte integers and f8/f6/f4 i8, bf16/f16 i16; the
+// others as computed).
 #ifndef EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 #define EMBER_COMPILER_CODEGEN_ELEMENTAL_EMITTER_H_
 
@@ -13,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/float_formats.h"
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/module.h"
 #include "llvm/IR/IRBuilder.h"
@@ -77,6 +79,10 @@ class ElementalEmitter {
   llvm::Value* LogF32(llvm::Value* x);
   llvm::Value* TanhF32(llvm::Value* x);
   llvm::Value* LibmDouble(const char* name, llvm::Value* x, llvm::Value* y = nullptr);
+  // An f8/f6/f4 format's stored byte as the f32 of its value, and an f32 rounded once to the
+  // format's byte (elemental_narrow.cc).
+  llvm::Value* DecodeNarrow(const FloatFormat& format, llvm::Value* stored);
+  llvm::Value* EncodeNarrow(const FloatFormat& format, llvm::Value* value);
   // A double rounded once to bf16/f16, in the compute type.
   llvm::Value* NarrowFromDouble(ir::ElementType type, llvm::Value* d);
   // An integer of `from` rounded once to bf16/f16 (to double rounding to odd, then to the narrow

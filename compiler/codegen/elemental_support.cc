@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compiler/ir/float_conversions.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::codegen {
@@ -33,7 +34,10 @@ bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
   // TOTALORDER orders the floats' bit patterns; bf16 keeps its order in f32, f16 only where its
   // loads keep signalling NaNs (exact_f16).
   if (IsF(t)) {
-    return *ct == "FLOAT" || (*ct == "TOTALORDER" && (t != ElementType::kF16 || exact_f16));
+    // (The f8/f6/f4 formats' encodings do not order as their f32 values: -0 and NaN apart.)
+    const bool ordered = t == ElementType::kF32 || t == ElementType::kF64 ||
+                         t == ElementType::kBF16 || (t == ElementType::kF16 && exact_f16);
+    return *ct == "FLOAT" || (*ct == "TOTALORDER" && ordered);
   }
   if (ir::IsSignedInteger(t)) return *ct == "SIGNED";
   return *ct == "UNSIGNED";
@@ -43,6 +47,9 @@ bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
 }  // namespace
 
 bool ElementalTypeSupported(ElementType type) {
+  // The f8/f6/f4 formats compute in f32 like bf16/f16; sub-byte integers in their own width.
+  if (ir::NarrowFloatFormat(type) != nullptr) return true;
+  if (ir::IsInteger(type)) return true;
   switch (type) {
     case ElementType::kPred:
     case ElementType::kS8:
@@ -232,7 +239,9 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
       // (Other widths are the evaluator's error to report.)
       const ir::Attribute* e = inst.attribute("exponent_bits");
       const ir::Attribute* m = inst.attribute("mantissa_bits");
-      return n == 1 && same_types() && IsF(t) && e != nullptr && m != nullptr &&
+      const bool known = t == ElementType::kF32 || t == ElementType::kF64 ||
+                         t == ElementType::kBF16 || t == ElementType::kF16;
+      return n == 1 && same_types() && known && e != nullptr && m != nullptr &&
              e->kind == ir::Attribute::Kind::kInt && m->kind == ir::Attribute::Kind::kInt &&
              e->i >= 1 && e->i <= 62 && m->i >= 0 && m->i <= 62;
     }
@@ -241,8 +250,7 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
       // bits: bf16/f16 compute in f32 and canonicalize NaNs when stored, which would change the
       // bits a bitcast must keep; pred is not a number of bits.
       return n == 1 && ir::BitWidth(in) == ir::BitWidth(t) && !pred && in != ElementType::kPred &&
-             in != ElementType::kBF16 && in != ElementType::kF16 && t != ElementType::kBF16 &&
-             t != ElementType::kF16;
+             ir::NarrowFloatFormat(in) == nullptr && ir::NarrowFloatFormat(t) == nullptr;
     default:
       return false;
   }

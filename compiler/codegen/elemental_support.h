@@ -12,9 +12,10 @@
 
 namespace ember::codegen {
 
-// Element types held in registers and memory: pred, s8-s64, u8-u64, f32, f64, and bf16/f16 as
-// storage types computed in f32 (rounded to the storage type after every op, as the evaluator
-// rounds every op's result).
+// Element types held in registers and memory: every element type but token. pred, integers of
+// every width (sub-byte ones stored a byte each), f32, f64, c64 and c128, and bf16, f16 and the
+// f8/f6/f4 formats as storage types computed in f32 (rounded to the storage type after every
+// op, as the evaluator rounds every op's result).
 bool ElementalTypeSupported(ir::ElementType type);
 
 // A row-major dense array of an element type the emitter takes (what kernels read and write).

@@ -8,6 +8,7 @@
 #include "compiler/codegen/elemental_support.h"
 #include "compiler/codegen/loop_support.h"
 #include "compiler/evaluator/eval_elementwise.h"
+#include "compiler/ir/float_conversions.h"
 #include "compiler/passes/rewrite.h"
 
 namespace ember::codegen {
@@ -171,7 +172,7 @@ int64_t ReducePartsPerRow(const ReduceKernelLayout& layout) {
   for (const ir::Instruction* reduce : layout.reduces) {
     const ElementType t = reduce->result()->type().element_type();
     // (Complex folds are not split either: they start from no identity.)
-    if (t == ElementType::kBF16 || t == ElementType::kF16 || ir::IsComplex(t)) return 1;
+    if (ir::NarrowFloatFormat(t) != nullptr || ir::IsComplex(t)) return 1;
   }
   // Parts of equal length but the last (none empty).
   const int64_t wanted = std::min(kSplitMaxParts, layout.row_length / kSplitPartElements);

@@ -45,7 +45,10 @@ struct Tolerance {
 
 // The distance of two floats of `t` in units in the last place (0 for +0 and -0).
 inline int64_t UlpDistance(ElementType t, uint64_t a, uint64_t b) {
-  const int w = Width(t);
+  // (f8E8M0FNU has no sign: its encodings are in order.)
+  if (t == ElementType::kF8E8M0FNU) return std::abs(static_cast<int64_t>(a) - static_cast<int64_t>(b));
+  const int w = ir::NarrowFloatFormat(t) != nullptr ? ir::NarrowFloatFormat(t)->total_bits()
+                                                    : Width(t);
   const uint64_t sign = uint64_t{1} << (w - 1);
   auto ordered = [&](uint64_t x) {
     return (x & sign) ? -static_cast<int64_t>(x & (sign - 1)) : static_cast<int64_t>(x);
@@ -66,8 +69,7 @@ inline double AsDouble(ElementType t, uint64_t bits) {
       std::memcpy(&f, &b, 4);
       return f;
     }
-    case ElementType::kBF16: return ir::BF16{static_cast<uint16_t>(bits)}.ToFloat();
-    default: return ir::F16{static_cast<uint16_t>(bits)}.ToFloat();
+    default: return DecodeFloat(*ir::NarrowFloatFormat(t), static_cast<uint32_t>(bits));
   }
 }
 

@@ -3,10 +3,12 @@
 #ifndef EMBER_TESTS_COMPILER_CODEGEN_DIFFERENTIAL_INPUTS_H_
 #define EMBER_TESTS_COMPILER_CODEGEN_DIFFERENTIAL_INPUTS_H_
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "compiler/ir/float_conversions.h"
 #include "compiler/ir/literal.h"
 #include "compiler/ir/native_types.h"
 
@@ -134,7 +136,11 @@ inline bool IsNan(ElementType t, uint64_t b) {
     case ElementType::kF16: return (b & 0x7FFF) > 0x7C00;
     case ElementType::kF32: return (b & 0x7FFFFFFF) > 0x7F800000;
     case ElementType::kF64: return (b & 0x7FFFFFFFFFFFFFFF) > 0x7FF0000000000000;
-    default: return false;
+    default: {
+      // The f8/f6/f4 formats: whatever their encoding calls NaN.
+      const FloatFormat* format = ir::NarrowFloatFormat(t);
+      return format != nullptr && std::isnan(DecodeFloat(*format, static_cast<uint32_t>(b)));
+    }
   }
 }
 

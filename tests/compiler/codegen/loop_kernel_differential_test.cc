@@ -1044,6 +1044,163 @@ TEST(LoopKernelDifferentialTest, ComplexOpsAsTheEvaluatorComputesThem) {
   EXPECT_GT(cases, 40);
 }
 
+// The f8/f6/f4 formats and the sub-byte integers (stored a byte each): every stored pattern
+// decoded, f32 values of every magnitude (their specials, binade edges, ties, random bits)
+// encoded, and arithmetic, compares, selects, transcendentals and a row sum in each.
+struct NarrowType {
+  ElementType type;
+  const char* mlir;
+};
+constexpr NarrowType kNarrowTypes[] = {
+    {ElementType::kF8E5M2, "f8E5M2"},           {ElementType::kF8E4M3, "f8E4M3"},
+    {ElementType::kF8E3M4, "f8E3M4"},           {ElementType::kF8E4M3FN, "f8E4M3FN"},
+    {ElementType::kF8E4M3FNUZ, "f8E4M3FNUZ"},   {ElementType::kF8E5M2FNUZ, "f8E5M2FNUZ"},
+    {ElementType::kF8E4M3B11FNUZ, "f8E4M3B11FNUZ"}, {ElementType::kF8E8M0FNU, "f8E8M0FNU"},
+    {ElementType::kF6E2M3FN, "f6E2M3FN"},       {ElementType::kF6E3M2FN, "f6E3M2FN"},
+    {ElementType::kF4E2M1FN, "f4E2M1FN"},       {ElementType::kS4, "i4"},
+    {ElementType::kU4, "ui4"},                  {ElementType::kS2, "i2"},
+    {ElementType::kU2, "ui2"}};
+
+// n stored elements of `type`: every pattern of its width in turn.
+ir::Literal EveryPattern(ElementType type, int64_t n) {
+  ir::Literal lit = ir::Literal::Create(ir::Shape::Make(type, {n}).value()).value();
+  const int width = ir::BitWidth(type);
+  for (int64_t i = 0; i < n; ++i) {
+    lit.mutable_bytes()[i] = static_cast<uint8_t>(i & ((1 << width) - 1));
+  }
+  return lit;
+}
+
+// n f32 values: specials, powers of two and their neighbours across every narrow range, ties
+// between adjacent narrow values (x.5 ulps at several scales), then random bits and random
+// values of moderate magnitude.
+ir::Literal F32Values(int64_t n, uint64_t seed) {
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min(), 1e-40f, 3e38f};
+  for (int e = -135; e <= 130 && static_cast<int64_t>(v.size()) < n / 2; e += 1) {
+    const float p = std::ldexp(1.0f, e);
+    for (float m : {1.0f, 1.0625f, 1.125f, 1.1875f, 1.25f, 1.5f, 1.75f, 1.9375f}) {
+      v.push_back(p * m);
+      v.push_back(-p * m);
+    }
+    v.push_back(std::nextafter(p, 0.0f));
+  }
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> moderate(-600, 600);
+  while (static_cast<int64_t>(v.size()) < n) {
+    if (rng() % 2) {
+      const uint32_t bits = static_cast<uint32_t>(rng());
+      float f;
+      std::memcpy(&f, &bits, 4);
+      v.push_back(f);
+    } else {
+      v.push_back(moderate(rng));
+    }
+  }
+  v.resize(n);
+  return ir::Literal::FromValues<float>({n}, v).value();
+}
+
+TEST(LoopKernelDifferentialTest, NarrowFloatFormatsAndSubByteIntegers) {
+  constexpr int64_t n = 3000;
+  int cases = 0;
+  for (const NarrowType& nt : kNarrowTypes) {
+    const ElementType et = nt.type;
+    const bool is_float = ir::IsFloat(et);
+    const std::string t = absl::StrCat("tensor<", n, "x", nt.mlir, ">");
+    const std::string wide = is_float ? "f32" : "i32";
+    const std::string wt = absl::StrCat("tensor<", n, "x", wide, ">");
+    auto check = [&](const std::string& body, std::vector<ir::Literal> in,
+                     const std::vector<std::string>& params, const std::string& out,
+                     Tolerance tolerance = {}) {
+      std::string sig;
+      for (size_t k = 0; k < params.size(); ++k) {
+        absl::StrAppend(&sig, k ? ", " : "", "%p", k, ": ", params[k]);
+      }
+      const std::string text = absl::StrCat("func.func @main(", sig, ") -> ", out, " {\n", body,
+                                            "\n  return %r : ", out, "\n}\n");
+      KernelRun run = CompareWithEvaluator(text, std::move(in), -1, tolerance);
+      EXPECT_TRUE(run.compiled) << run.refusal;
+      EXPECT_EQ(run.mismatches, 0);
+      ++cases;
+    };
+    {
+      SCOPED_TRACE(absl::StrCat("decode ", nt.mlir));
+      std::vector<ir::Literal> in;
+      in.push_back(EveryPattern(et, n));
+      check(absl::StrCat("  %r = stablehlo.convert %p0 : (", t, ") -> ", wt), std::move(in), {t},
+            wt);
+    }
+    if (is_float) {
+      SCOPED_TRACE(absl::StrCat("encode ", nt.mlir));
+      std::vector<ir::Literal> in;
+      in.push_back(F32Values(n, 5 + cases));
+      check(absl::StrCat("  %r = stablehlo.convert %p0 : (", wt, ") -> ", t), std::move(in), {wt},
+            t);
+    }
+    // Arithmetic in the type (each op rounded to it), a compare and a select.
+    const std::vector<std::string> ops =
+        is_float ? std::vector<std::string>{"add", "multiply", "divide"}
+                 : std::vector<std::string>{"add", "multiply", "divide", "remainder",
+                                            "shift_right_arithmetic"};
+    for (const std::string& op : ops) {
+      SCOPED_TRACE(absl::StrCat(op, " ", nt.mlir));
+      std::vector<ir::Literal> in;
+      in.push_back(EveryPattern(et, n));
+      // Every pair of patterns, as far as n reaches: the second operand steps every 256.
+      ir::Literal second = ir::Literal::Create(ir::Shape::Make(et, {n}).value()).value();
+      const int width = ir::BitWidth(et);
+      for (int64_t i = 0; i < n; ++i) {
+        second.mutable_bytes()[i] = static_cast<uint8_t>((i / 17 + i * 7) & ((1 << width) - 1));
+      }
+      in.push_back(std::move(second));
+      check(absl::StrCat("  %a = stablehlo.", op, " %p0, %p1 : ", t,
+                         "\n  %c = stablehlo.compare GT, %a, %p0 : (", t, ", ", t, ") -> tensor<",
+                         n, "xi1>\n  %r = stablehlo.select %c, %a, %p1 : tensor<", n, "xi1>, ", t),
+            std::move(in), {t, t}, t);
+    }
+    if (is_float) {
+      // Computed in f32 (a few f32 ulp) and rounded once more: within one step of the type.
+      for (const char* op : {"exponential", "tanh", "abs"}) {
+        SCOPED_TRACE(absl::StrCat(op, " ", nt.mlir));
+        std::vector<ir::Literal> in;
+        in.push_back(EveryPattern(et, n));
+        check(absl::StrCat("  %r = stablehlo.", op, " %p0 : ", t), std::move(in), {t}, t,
+              Tolerance{1, 0});
+      }
+    } else {
+      for (const char* op : {"popcnt", "count_leading_zeros", "negate"}) {
+        SCOPED_TRACE(absl::StrCat(op, " ", nt.mlir));
+        std::vector<ir::Literal> in;
+        in.push_back(EveryPattern(et, n));
+        check(absl::StrCat("  %r = stablehlo.", op, " %p0 : ", t), std::move(in), {t}, t);
+      }
+    }
+    // A row sum in the type, folded in order.
+    SCOPED_TRACE(absl::StrCat("reduce ", nt.mlir));
+    const std::string rt = absl::StrCat("tensor<30x100x", nt.mlir, ">");
+    std::vector<ir::Literal> in;
+    ir::Literal flat = EveryPattern(et, 3000);
+    in.push_back(
+        ir::Literal::FromBytes(ir::Shape::Make(et, {30, 100}).value(), flat.bytes()).value());
+    KernelRun r = CompareWithEvaluator(
+        absl::StrCat("func.func @main(%p0: ", rt, ") -> tensor<30x", nt.mlir, "> {\n",
+                     "  %z = stablehlo.constant dense<", is_float ? "0.0" : "0", "> : tensor<",
+                     nt.mlir, ">\n",
+                     "  %r = stablehlo.reduce(%p0 init: %z) applies stablehlo.add across "
+                     "dimensions = [1] : (",
+                     rt, ", tensor<", nt.mlir, ">) -> tensor<30x", nt.mlir,
+                     ">\n  return %r : tensor<30x", nt.mlir, ">\n}\n"),
+        std::move(in));
+    EXPECT_TRUE(r.compiled) << r.refusal;
+    EXPECT_EQ(r.mismatches, 0);
+  }
+  EXPECT_GT(cases, 80);
+}
+
 TEST(LoopKernelDifferentialTest, RefusesWhatItDoesNotEmit) {
   // expm1 of complex numbers is not emitted yet: the kernel is refused, naming the op.
   const std::string text = R"(
