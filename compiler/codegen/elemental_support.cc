@@ -21,12 +21,14 @@ const std::string* StringAttr(const ir::Instruction& inst, const char* name) {
   return &a->s;
 }
 
-bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
+bool KnownDirection(const ir::Instruction& inst) {
   const std::string* d = StringAttr(inst, "comparison_direction");
-  if (d == nullptr) return false;
-  if (*d != "EQ" && *d != "NE" && *d != "LT" && *d != "LE" && *d != "GT" && *d != "GE") {
-    return false;
-  }
+  return d != nullptr &&
+         (*d == "EQ" || *d == "NE" || *d == "LT" || *d == "LE" || *d == "GT" || *d == "GE");
+}
+
+bool CompareSupported(const ir::Instruction& inst, bool exact_f16) {
+  if (!KnownDirection(inst)) return false;
   const ElementType t = inst.operand(0)->type().element_type();
   if (inst.attribute("compare_type") == nullptr) return true;
   const std::string* ct = StringAttr(inst, "compare_type");
@@ -171,11 +173,9 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
         return n == 2 && ir::IsComplex(t) && in == part &&
                inst.operand(1)->type().element_type() == part;
       case Opcode::kCompare: {
-        const std::string* d = StringAttr(inst, "comparison_direction");
         const ir::Attribute* ct = inst.attribute("compare_type");
-        return n == 2 && pred && inst.operand(1)->type().element_type() == in && d != nullptr &&
-               (*d == "EQ" || *d == "NE" || *d == "LT" || *d == "LE" || *d == "GT" ||
-                *d == "GE") &&
+        return n == 2 && pred && inst.operand(1)->type().element_type() == in &&
+               KnownDirection(inst) &&
                (ct == nullptr || (ct->kind == ir::Attribute::Kind::kString && ct->s == "FLOAT"));
       }
       case Opcode::kSelect:

@@ -115,24 +115,10 @@ class ReduceEmitter {
     return absl::OkStatus();
   }
 
-  // A loop [0, n) at the insert point: `body(index)` emits the body; the insert point ends
-  // after the loop. `n` must be positive.
+  // A loop [0, n) at the insert point (RangeLoop).
   template <typename Body>
   absl::Status Loop(llvm::Value* n, const char* name, Body body) {
-    llvm::LLVMContext& ctx = module_.getContext();
-    llvm::BasicBlock* before = b_.GetInsertBlock();
-    llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx, name, fn_);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, absl::StrCat(name, "_done"), fn_);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, name);
-    i->addIncoming(b_.getInt64(0), before);
-    EMBER_RETURN_IF_ERROR(body(static_cast<llvm::Value*>(i)));
-    llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1));
-    i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
-    b_.SetInsertPoint(done);
-    return absl::OkStatus();
+    return RangeLoop(b_.getInt64(0), n, name, body);
   }
 
   // Element j of a line (j in the line's own numbering), as an index of the input space.
