@@ -293,12 +293,13 @@ class ReduceEmitter {
         accs[k] = starts[k];
       }
     }
-    // Whole blocks: b from lo while b + kLanes <= hi.
+    // Blocks of kLanes elements from lo, the last one short (its missing lanes the identity):
+    // one copy of the element code.
     llvm::Value* lanes = b_.getInt64(kLanes);
     llvm::BasicBlock* before = b_.GetInsertBlock();
     llvm::BasicBlock* block = llvm::BasicBlock::Create(ctx, "lane_block", fn_);
-    llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx, "lane_tail", fn_);
-    b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateAdd(lo, lanes), hi), block, tail);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "lanes_done", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), block, done);
     b_.SetInsertPoint(block);
     llvm::PHINode* b = b_.CreatePHI(b_.getInt64Ty(), 2, "b");
     b->addIncoming(lo, before);
@@ -308,27 +309,24 @@ class ReduceEmitter {
       phis.back()->addIncoming(accs[k], before);
     }
     std::vector<llvm::Value*> in_block(phis.begin(), phis.end());
+    llvm::Value* b_end = b_.CreateAdd(b, lanes);
+    b_end = b_.CreateSelect(b_.CreateICmpSLT(b_end, hi), b_end, hi);
     EMBER_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded,
-                           FoldLaneBlock(b, b_.CreateAdd(b, lanes), at, in_block));
+                           FoldLaneBlock(b, b_end, at, in_block));
     llvm::Value* b_next = b_.CreateAdd(b, lanes);
     llvm::BasicBlock* latch = b_.GetInsertBlock();
     b->addIncoming(b_next, latch);
     for (size_t k = 0; k < n; ++k) phis[k]->addIncoming(folded[k], latch);
-    b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateAdd(b_next, lanes), hi), block, tail);
-    tail->moveAfter(latch);
-    // The tail: fewer than kLanes elements (perhaps none).
-    b_.SetInsertPoint(tail);
-    llvm::PHINode* t = b_.CreatePHI(b_.getInt64Ty(), 2, "tail_begin");
-    t->addIncoming(lo, before);
-    t->addIncoming(b_next, latch);
-    std::vector<llvm::Value*> in_tail;
+    b_.CreateCondBr(b_.CreateICmpSLT(b_next, hi), block, done);
+    done->moveAfter(latch);
+    b_.SetInsertPoint(done);
+    std::vector<llvm::Value*> last;
     for (size_t k = 0; k < n; ++k) {
-      llvm::PHINode* phi = b_.CreatePHI(accs[k]->getType(), 2, "tail_acc");
+      llvm::PHINode* phi = b_.CreatePHI(accs[k]->getType(), 2, "lanes_acc");
       phi->addIncoming(accs[k], before);
       phi->addIncoming(folded[k], latch);
-      in_tail.push_back(phi);
+      last.push_back(phi);
     }
-    EMBER_ASSIGN_OR_RETURN(std::vector<llvm::Value*> last, FoldLaneBlock(t, hi, at, in_tail));
     // The lanes in lane order, then after the start.
     std::vector<llvm::Value*> results;
     for (size_t k = 0; k < n; ++k) {
