@@ -1,9 +1,13 @@
 // dot_general of the fast host backend through Eigen (fast_gemm.inc, included here for the
-// baseline ISA and by fast_dot_avx2.cc for AVX2 + FMA, chosen at run time by CPU). Operands are viewed as [B, M, K] and [B, K, N] matrices without a
-// copy when their dimension order allows (either orientation of each matrix), else copied once
-// through a permutation; the output [batch..., lhs free..., rhs free...] is [B, M, N] row-major.
+// baseline ISA and by fast_dot_avx2.cc for AVX2 + FMA, chosen at run time by CPU; complex and
+// integer products only in the baseline build). Operands are viewed as [B, M, K] and [B, K, N]
+// matrices without a copy when their dimension order allows (either orientation of each matrix),
+// else copied once through a permutation; the output [batch..., lhs free..., rhs free...] is
+// [B, M, N] row-major.
 #include <algorithm>
 #include <array>
+#include <complex>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,7 +17,9 @@
 #include "compiler/passes/rewrite.h"
 
 #define EMBER_GEMM_NS gemm_base
+#define EMBER_GEMM_OTHER_TYPES
 #include "compiler/host/fast_gemm.inc"
+#undef EMBER_GEMM_OTHER_TYPES
 #undef EMBER_GEMM_NS
 
 namespace ember::host::fast {
@@ -96,11 +102,13 @@ void RunTyped(const DotKernel&, const T* lhs, const T* rhs, T* out, int64_t batc
     const T* a = lhs + b * m * k;
     const T* x = rhs + b * k * n;
     T* c = out + b * m * n;
-    if (UseAvx2()) {
-      gemm_avx2::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
-    } else {
-      gemm_base::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (UseAvx2()) {
+        gemm_avx2::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
+        return;
+      }
     }
+    gemm_base::GemmRows(a, x, c, m, k, n, r0, r1, lhs_row, rhs_row);
   };
   const int64_t flops = batch * m * k * n;
   if (flops < (int64_t{1} << 18) || pool.size() == 1) {
@@ -115,6 +123,80 @@ void RunTyped(const DotKernel&, const T* lhs, const T* rhs, T* out, int64_t batc
   }
   for (int64_t b = 0; b < batch; ++b) {
     pool.ParallelFor(m, 16, [&](int64_t r0, int64_t r1) { one(b, r0, r1); });
+  }
+}
+
+// An operand of a dot computed in its own type (f64, c64, c128): `src` itself in GEMM order, else
+// permuted into `copy`.
+template <typename T>
+const T* SameTypeOperand(const void* src, const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& perm, int64_t n, std::vector<T>& copy) {
+  const T* typed = static_cast<const T*>(src);
+  if (perm.empty()) return typed;
+  copy.resize(static_cast<size_t>(n));
+  Permute(dims, perm, [typed](int64_t i) { return typed[i]; }, copy.data());
+  return copy.data();
+}
+
+// The value of integer element `v` (stored in S, the unsigned type of its storage width) of
+// type `bits` wide, sign-extended when `is_signed`, modulo 2^(8 sizeof(Acc)). Sub-byte integers
+// hold their value in the low bits of a byte (ir::StorageBytes).
+template <typename Acc, typename S>
+Acc ExtendInteger(S v, int bits, bool is_signed) {
+  if (bits < static_cast<int>(8 * sizeof(S))) {
+    const uint64_t low = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+    const bool negative = is_signed && ((low >> (bits - 1)) & 1) != 0;
+    return static_cast<Acc>(negative ? low | ~((uint64_t{1} << bits) - 1) : low);
+  }
+  if (is_signed) return static_cast<Acc>(static_cast<std::make_signed_t<S>>(v));
+  return static_cast<Acc>(v);
+}
+
+// An integer operand in the accumulation type Acc (uint32_t or uint64_t): `src` itself when it is
+// already Acc-wide in GEMM order, else extended (and permuted) into `copy`.
+template <typename Acc>
+const Acc* IntegerOperand(const void* src, ir::ElementType type, const std::vector<int64_t>& dims,
+                          const std::vector<int64_t>& perm, int64_t n, std::vector<Acc>& copy) {
+  const int bits = ir::BitWidth(type);
+  const bool is_signed = ir::IsSignedInteger(type);
+  if (perm.empty() && bits == static_cast<int>(8 * sizeof(Acc))) {
+    return static_cast<const Acc*>(src);
+  }
+  copy.resize(static_cast<size_t>(n));
+  auto fill = [&](auto* typed) {
+    auto load = [typed, bits, is_signed](int64_t i) {
+      return ExtendInteger<Acc>(typed[i], bits, is_signed);
+    };
+    if (perm.empty()) {
+      for (int64_t i = 0; i < n; ++i) copy[static_cast<size_t>(i)] = load(i);
+    } else {
+      Permute(dims, perm, load, copy.data());
+    }
+  };
+  switch (ir::StorageBytes(type)) {
+    case 1: fill(static_cast<const uint8_t*>(src)); break;
+    case 2: fill(static_cast<const uint16_t*>(src)); break;
+    case 4: fill(static_cast<const uint32_t*>(src)); break;
+    default: fill(static_cast<const uint64_t*>(src)); break;
+  }
+  return copy.data();
+}
+
+// out[0, n) = c[0, n) truncated to integer `type` (narrower than Acc); sub-byte results keep
+// their value bits only, the high bits of each byte zero.
+template <typename Acc>
+void StoreIntegers(const Acc* c, int64_t n, ir::ElementType type, void* out) {
+  const int bits = ir::BitWidth(type);
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  auto store = [&](auto* typed) {
+    using S = std::remove_pointer_t<decltype(typed)>;
+    for (int64_t i = 0; i < n; ++i) typed[i] = static_cast<S>(static_cast<uint64_t>(c[i]) & mask);
+  };
+  switch (ir::StorageBytes(type)) {
+    case 1: store(static_cast<uint8_t*>(out)); break;
+    case 2: store(static_cast<uint16_t*>(out)); break;
+    case 4: store(static_cast<uint32_t*>(out)); break;
+    default: store(static_cast<uint64_t*>(out)); break;
   }
 }
 
@@ -142,15 +224,20 @@ bool DotSupported(const ir::Instruction& inst) {
   }
   const ir::ValueType& t = inst.result()->type();
   if (!t.is_tensor()) return false;
-  // f64 throughout, or f32 and narrow floats in any mix (computed in f32, as XLA:CPU does).
-  const bool f64 = t.element_type() == ir::ElementType::kF64;
-  if (!f64 && !WidensToF32(t.element_type())) return false;
+  // f64, c64 or c128 throughout; f32 and narrow floats in any mix (computed in f32, as XLA:CPU
+  // does); integers of any widths and signs (wrapping in the result's width).
+  const ir::ElementType r = t.element_type();
+  const bool same_type = r == ir::ElementType::kF64 || ir::IsComplex(r);
+  if (!same_type && !ir::IsInteger(r) && !WidensToF32(r)) return false;
   for (const ir::Value* v : inst.operands()) {
     if (!v->type().is_tensor() || !IsRowMajor(v->type()) || v->type().dims().size() > 16) {
       return false;
     }
     const ir::ElementType e = v->type().element_type();
-    if (f64 ? e != ir::ElementType::kF64 : !WidensToF32(e)) return false;
+    const bool ok = same_type           ? e == r
+                    : ir::IsInteger(r) ? ir::IsInteger(e)
+                                       : WidensToF32(e);
+    if (!ok) return false;
   }
   if (!IsRowMajor(t)) return false;
   for (const char* name : {"lhs_batching_dimensions", "rhs_batching_dimensions",
@@ -174,7 +261,15 @@ absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instructi
   const std::vector<int64_t>& lc = get("lhs_contracting_dimensions");
   const std::vector<int64_t>& rc = get("rhs_contracting_dimensions");
   std::unique_ptr<DotKernel> k(new DotKernel());
-  k->f64_ = inst.result()->type().element_type() == ir::ElementType::kF64;
+  switch (inst.result()->type().element_type()) {
+    case ir::ElementType::kF64: k->kind_ = Kind::kF64; break;
+    case ir::ElementType::kC64: k->kind_ = Kind::kC64; break;
+    case ir::ElementType::kC128: k->kind_ = Kind::kC128; break;
+    default:
+      k->kind_ = !ir::IsInteger(inst.result()->type().element_type()) ? Kind::kWidenedToF32
+                 : ir::BitWidth(inst.result()->type().element_type()) > 32 ? Kind::kInteger64
+                                                                            : Kind::kInteger32;
+  }
   k->lhs_type_ = inst.operand(0)->type().element_type();
   k->rhs_type_ = inst.operand(1)->type().element_type();
   k->out_type_ = inst.result()->type().element_type();
@@ -251,30 +346,51 @@ absl::StatusOr<std::unique_ptr<DotKernel>> DotKernel::Create(const ir::Instructi
   return k;
 }
 
-void DotKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
-  const int64_t out_n = batch_ * m_ * n_;
-  if (f64_) {
-    const double* a = static_cast<const double*>(lhs);
-    const double* b = static_cast<const double*>(rhs);
-    double* c = static_cast<double*>(out);
-    std::vector<double> a_copy, b_copy;
-    if (!lhs_perm_.empty()) {
-      a_copy.resize(static_cast<size_t>(batch_ * m_ * k_));
-      Permute(lhs_dims_, lhs_perm_, [a](int64_t i) { return a[i]; }, a_copy.data());
-      a = a_copy.data();
-    }
-    if (!rhs_perm_.empty()) {
-      b_copy.resize(static_cast<size_t>(batch_ * k_ * n_));
-      Permute(rhs_dims_, rhs_perm_, [b](int64_t i) { return b[i]; }, b_copy.data());
-      b = b_copy.data();
-    }
-    if (k_ == 0) {
-      std::fill_n(c, out_n, 0.0);
-      return;
-    }
-    RunTyped<double>(*this, a, b, c, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+template <typename T>
+void DotKernel::RunSameType(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
+  std::vector<T> a_copy, b_copy;
+  const T* a = SameTypeOperand<T>(lhs, lhs_dims_, lhs_perm_, batch_ * m_ * k_, a_copy);
+  const T* b = SameTypeOperand<T>(rhs, rhs_dims_, rhs_perm_, batch_ * k_ * n_, b_copy);
+  T* c = static_cast<T*>(out);
+  if (k_ == 0) {
+    std::fill_n(c, batch_ * m_ * n_, T{});
     return;
   }
+  RunTyped<T>(*this, a, b, c, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+}
+
+template <typename Acc>
+void DotKernel::RunIntegers(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
+  const int64_t out_n = batch_ * m_ * n_;
+  std::vector<Acc> a_copy, b_copy, c_copy;
+  const bool direct_out = ir::BitWidth(out_type_) == static_cast<int>(8 * sizeof(Acc));
+  Acc* c = static_cast<Acc*>(out);
+  if (!direct_out) {
+    c_copy.resize(static_cast<size_t>(out_n));
+    c = c_copy.data();
+  }
+  if (k_ == 0) {
+    std::fill_n(c, out_n, Acc{0});
+  } else {
+    const Acc* a =
+        IntegerOperand<Acc>(lhs, lhs_type_, lhs_dims_, lhs_perm_, batch_ * m_ * k_, a_copy);
+    const Acc* b =
+        IntegerOperand<Acc>(rhs, rhs_type_, rhs_dims_, rhs_perm_, batch_ * k_ * n_, b_copy);
+    RunTyped<Acc>(*this, a, b, c, batch_, m_, k_, n_, lhs_row_major_, rhs_row_major_, pool);
+  }
+  if (!direct_out) StoreIntegers<Acc>(c, out_n, out_type_, out);
+}
+
+void DotKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {
+  switch (kind_) {
+    case Kind::kF64: return RunSameType<double>(lhs, rhs, out, pool);
+    case Kind::kC64: return RunSameType<std::complex<float>>(lhs, rhs, out, pool);
+    case Kind::kC128: return RunSameType<std::complex<double>>(lhs, rhs, out, pool);
+    case Kind::kInteger32: return RunIntegers<uint32_t>(lhs, rhs, out, pool);
+    case Kind::kInteger64: return RunIntegers<uint64_t>(lhs, rhs, out, pool);
+    case Kind::kWidenedToF32: break;
+  }
+  const int64_t out_n = batch_ * m_ * n_;
   // f32 and narrow floats: operands widened to f32 (exact), an f32 GEMM with f32 accumulation,
   // the result rounded once to its type.
   const F32Converter lhs_conv(lhs_type_), rhs_conv(rhs_type_), out_conv(out_type_);

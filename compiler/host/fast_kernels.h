@@ -3,7 +3,10 @@
 //    the thread pool; Eigen is also built for AVX2 + FMA (fast_dot_avx2.cc) and chosen by CPU.
 //    Sums are reassociated, so results differ from the evaluator's in the last bits. bf16/f16/f8
 //    operands and results (mixed with f32 too) go through the f32 product with f32 accumulation and
-//    one rounding, as XLA:CPU and the evaluator compute them.
+//    one rounding, as XLA:CPU and the evaluator compute them. f64, c64 and c128 are computed in
+//    their own type; integers of any widths in uint32 (results up to 32 bits) or uint64, so they
+//    wrap in the result's width exactly as the evaluator's sums (bit-equal: integer sums do not
+//    depend on their order). pred dots stay on the evaluator.
 #ifndef EMBER_COMPILER_HOST_FAST_KERNELS_H_
 #define EMBER_COMPILER_HOST_FAST_KERNELS_H_
 
@@ -28,7 +31,14 @@ class DotKernel {
 
  private:
   DotKernel() = default;
-  bool f64_ = false;  // f64 throughout; else f32 and narrow floats, computed in f32
+  template <typename T>
+  void RunSameType(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const;
+  template <typename Acc>
+  void RunIntegers(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const;
+  // How the product is computed: f32 and narrow floats in f32; f64, c64, c128 in their own type;
+  // integers in uint32 (results up to 32 bits wide) or uint64.
+  enum class Kind { kWidenedToF32, kF64, kC64, kC128, kInteger32, kInteger64 };
+  Kind kind_ = Kind::kWidenedToF32;
   ir::ElementType lhs_type_ = ir::ElementType::kF32, rhs_type_ = ir::ElementType::kF32,
                   out_type_ = ir::ElementType::kF32;
   int64_t batch_ = 1, m_ = 1, k_ = 1, n_ = 1;
