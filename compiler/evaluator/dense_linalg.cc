@@ -42,11 +42,17 @@ template <typename S>
 void ReflectRows(Matrix<S>& m, int64_t r0, int64_t c0, const std::vector<S>& v, S tau) {
   if (tau == S(0)) return;
   const int64_t k = static_cast<int64_t>(v.size());
-  for (int64_t j = c0; j < m.cols; ++j) {
-    S dot = S(0);
-    for (int64_t i = 0; i < k; ++i) dot += Conj(v[i]) * m(r0 + i, j);
-    dot *= tau;
-    for (int64_t i = 0; i < k; ++i) m(r0 + i, j) -= v[i] * dot;
+  // Row by row (contiguous): each column's dot product still sums its rows in order.
+  std::vector<S> dot(static_cast<size_t>(m.cols - c0), S(0));
+  for (int64_t i = 0; i < k; ++i) {
+    const S* row = &m(r0 + i, c0);
+    const S vi = Conj(v[i]);
+    for (size_t j = 0; j < dot.size(); ++j) dot[j] += vi * row[j];
+  }
+  for (S& x : dot) x *= tau;
+  for (int64_t i = 0; i < k; ++i) {
+    S* row = &m(r0 + i, c0);
+    for (size_t j = 0; j < dot.size(); ++j) row[j] -= v[i] * dot[j];
   }
 }
 
@@ -623,6 +629,17 @@ template <typename S>
 bool TridiagonalEigen(std::vector<double>& d, std::vector<double> e, Matrix<S>& z) {
   const int64_t n = static_cast<int64_t>(d.size());
   if (n == 0) return true;
+  // The rotations act on pairs of columns of z: they run on the rows of its transpose zc, in
+  // contiguous memory, and z is written back once at the end.
+  Matrix<S> zc(z.cols, z.rows);
+  for (int64_t k = 0; k < z.rows; ++k) {
+    for (int64_t j = 0; j < z.cols; ++j) zc(j, k) = z(k, j);
+  }
+  auto write_back = [&] {
+    for (int64_t k = 0; k < z.rows; ++k) {
+      for (int64_t j = 0; j < z.cols; ++j) z(k, j) = zc(j, k);
+    }
+  };
   e.resize(static_cast<size_t>(n), 0.0);
   e[n - 1] = 0;
   for (int64_t l = 0; l < n; ++l) {
@@ -634,7 +651,10 @@ bool TridiagonalEigen(std::vector<double>& d, std::vector<double> e, Matrix<S>& 
         if (std::abs(e[m]) <= kEps * dd || std::abs(e[m]) < kTiny) break;
       }
       if (m != l) {
-        if (iter++ == 60) return false;
+        if (iter++ == 60) {
+          write_back();
+          return false;
+        }
         double g = (d[l + 1] - d[l]) / (2 * e[l]);
         double r = std::hypot(g, 1.0);
         g = d[m] - d[l] + e[l] / (g + std::copysign(r, g));
@@ -659,10 +679,12 @@ bool TridiagonalEigen(std::vector<double>& d, std::vector<double> e, Matrix<S>& 
           p = s * r;
           d[i + 1] = g + p;
           g = c * r - b;
+          S* zi = &zc(i, 0);
+          S* zi1 = &zc(i + 1, 0);
           for (int64_t k = 0; k < z.rows; ++k) {
-            const S zk1 = z(k, i + 1);
-            z(k, i + 1) = S(s) * z(k, i) + S(c) * zk1;
-            z(k, i) = S(c) * z(k, i) - S(s) * zk1;
+            const S zk1 = zi1[k];
+            zi1[k] = S(s) * zi[k] + S(c) * zk1;
+            zi[k] = S(c) * zi[k] - S(s) * zk1;
           }
         }
         if (underflow) continue;
@@ -672,6 +694,7 @@ bool TridiagonalEigen(std::vector<double>& d, std::vector<double> e, Matrix<S>& 
       }
     } while (m != l);
   }
+  write_back();
   SortAscending(d, z);
   return true;
 }
@@ -708,20 +731,33 @@ bool SingularValues(const Matrix<S>& a, bool full, std::vector<double>& s, Matri
     }
     return true;
   }
-  // m >= n: rotate pairs of columns of w = a v until they are orthogonal.
-  Matrix<S> w = a;
-  Matrix<S> v = Matrix<S>::Identity(n);
+  // m >= n: rotate pairs of columns of w = a v until they are orthogonal. The columns of w and
+  // v are kept as the rows of wc and vc, so each rotation streams through contiguous memory.
+  Matrix<S> wc(n, m);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) wc(j, i) = a(i, j);
+  }
+  Matrix<S> vc = Matrix<S>::Identity(n);
+  auto rotate = [](S* x_row, S* y_row, int64_t len, double c, double sn, S back) {
+    for (int64_t i = 0; i < len; ++i) {
+      const S x = x_row[i], y = y_row[i] * back;
+      x_row[i] = c * x - sn * y;
+      y_row[i] = sn * x + c * y;
+    }
+  };
   bool converged = n < 2;
   for (int sweep = 0; sweep < 100 && !converged; ++sweep) {
     bool rotated = false;
     for (int64_t p = 0; p + 1 < n; ++p) {
+      S* wp = &wc(p, 0);
       for (int64_t q = p + 1; q < n; ++q) {
+        S* wq = &wc(q, 0);
         double alpha = 0, beta = 0;
         S gamma = S(0);
         for (int64_t i = 0; i < m; ++i) {
-          alpha += Abs2(w(i, p));
-          beta += Abs2(w(i, q));
-          gamma += Conj(w(i, p)) * w(i, q);
+          alpha += Abs2(wp[i]);
+          beta += Abs2(wq[i]);
+          gamma += Conj(wp[i]) * wq[i];
         }
         const double g = std::abs(gamma);
         if (g == 0 || g <= kEps * std::sqrt(alpha * beta)) continue;
@@ -731,16 +767,8 @@ bool SingularValues(const Matrix<S>& a, bool full, std::vector<double>& s, Matri
         const double t = std::copysign(1.0, zeta) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
         const double c = 1 / std::sqrt(1 + t * t), sn = c * t;
         const S back = Conj(phase);
-        for (int64_t i = 0; i < m; ++i) {
-          const S x = w(i, p), y = w(i, q) * back;
-          w(i, p) = c * x - sn * y;
-          w(i, q) = sn * x + c * y;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          const S x = v(i, p), y = v(i, q) * back;
-          v(i, p) = c * x - sn * y;
-          v(i, q) = sn * x + c * y;
-        }
+        rotate(wp, wq, m, c, sn, back);
+        rotate(&vc(p, 0), &vc(q, 0), n, c, sn, back);
       }
     }
     converged = !rotated;
@@ -749,7 +777,7 @@ bool SingularValues(const Matrix<S>& a, bool full, std::vector<double>& s, Matri
   std::vector<double> norms(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
     double acc = 0;
-    for (int64_t i = 0; i < m; ++i) acc += Abs2(w(i, j));
+    for (int64_t i = 0; i < m; ++i) acc += Abs2(wc(j, i));
     norms[j] = std::sqrt(acc);
   }
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -764,14 +792,14 @@ bool SingularValues(const Matrix<S>& a, bool full, std::vector<double>& s, Matri
     const int64_t src = order[j];
     s[j] = norms[src];
     if (s[j] > 0 && s[j] > largest * kEps * static_cast<double>(m)) {
-      for (int64_t i = 0; i < m; ++i) u(i, j) = w(i, src) / S(s[j]);
+      for (int64_t i = 0; i < m; ++i) u(i, j) = wc(src, i) / S(s[j]);
       good[j] = true;
     }
   }
   CompleteOrthonormal(u, good);
   vt = Matrix<S>(n, n);
   for (int64_t j = 0; j < n; ++j) {
-    for (int64_t i = 0; i < n; ++i) vt(j, i) = Conj(v(i, order[j]));
+    for (int64_t i = 0; i < n; ++i) vt(j, i) = Conj(vc(order[j], i));
   }
   return true;
 }

@@ -7,8 +7,10 @@
 // (numpy's and XLA's convention). IRFFT rebuilds the full Hermitian spectrum from the first
 // n/2+1 entries of the last dimension; the imaginary parts of the DC (and, for even n, Nyquist)
 // terms therefore do not affect the result, as in numpy.irfft.
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <cstdint>
 #include <numbers>
 #include <string>
@@ -34,72 +36,97 @@ Complex Twiddle(int64_t num, int64_t den, double sign) {
   return Complex(std::cos(angle), std::sin(angle));
 }
 
-// Unnormalized transform: sign -1 forward, +1 inverse.
-void Radix2(std::vector<Complex>& a, double sign) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    std::vector<Complex> w(len / 2);
-    for (size_t k = 0; k < len / 2; ++k) {
-      w[k] = Twiddle(static_cast<int64_t>(k), static_cast<int64_t>(len), sign);
+// The twiddle factors of one transform length, computed once per axis and shared by all its
+// lines (cos and sin per butterfly cost more than the butterflies). Every factor is the Twiddle
+// the direct formula would compute, so the results do not depend on the tables.
+class LinePlan {
+ public:
+  LinePlan(int64_t n, double sign) : n_(n) {
+    if (n <= 1) return;
+    if (IsPowerOfTwo(n)) {
+      // Stage `len` uses Twiddle(k, len) = Twiddle(k * (n / len), n): the same double, since
+      // both angles scale a rounded product by a power of two.
+      twiddles_.resize(static_cast<size_t>(n / 2));
+      for (int64_t k = 0; k < n / 2; ++k) twiddles_[k] = Twiddle(k, n, sign);
+    } else if (n <= 128) {
+      twiddles_.resize(static_cast<size_t>(n));
+      for (int64_t k = 0; k < n; ++k) twiddles_[k] = Twiddle(k, n, sign);
+    } else {
+      // Bluestein: the chirp, and the forward transform of its conjugate's circulant.
+      int64_t m = 1;
+      while (m < 2 * n - 1) m <<= 1;
+      chirp_.resize(static_cast<size_t>(n));
+      // chirp[k] = exp(sign * pi i k^2 / n) = Twiddle(k^2 mod 2n, 2n).
+      for (int64_t k = 0; k < n; ++k) chirp_[k] = Twiddle((k * k) % (2 * n), 2 * n, sign);
+      forward_ = std::make_unique<LinePlan>(m, -1.0);
+      inverse_ = std::make_unique<LinePlan>(m, +1.0);
+      kernel_.assign(static_cast<size_t>(m), 0);
+      kernel_[0] = std::conj(chirp_[0]);
+      for (int64_t k = 1; k < n; ++k) kernel_[k] = kernel_[m - k] = std::conj(chirp_[k]);
+      forward_->Run(kernel_);
+      scratch_.resize(static_cast<size_t>(m));
     }
-    for (size_t i = 0; i < n; i += len) {
-      for (size_t k = 0; k < len / 2; ++k) {
-        const Complex u = a[i + k];
-        const Complex v = a[i + k + len / 2] * w[k];
-        a[i + k] = u + v;
-        a[i + k + len / 2] = u - v;
+  }
+
+  // In-place unnormalized DFT of one line of length n.
+  void Run(std::vector<Complex>& a) {
+    if (n_ <= 1) return;
+    if (IsPowerOfTwo(n_)) {
+      Radix2(a);
+    } else if (n_ <= 128) {
+      DirectDft(a);
+    } else {
+      Bluestein(a);
+    }
+  }
+
+ private:
+  void Radix2(std::vector<Complex>& a) const {
+    const size_t n = a.size();
+    for (size_t i = 1, j = 0; i < n; ++i) {
+      size_t bit = n >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      if (i < j) std::swap(a[i], a[j]);
+    }
+    for (size_t len = 2; len <= n; len <<= 1) {
+      const size_t step = n / len;
+      for (size_t i = 0; i < n; i += len) {
+        for (size_t k = 0; k < len / 2; ++k) {
+          const Complex u = a[i + k];
+          const Complex v = a[i + k + len / 2] * twiddles_[k * step];
+          a[i + k] = u + v;
+          a[i + k + len / 2] = u - v;
+        }
       }
     }
   }
-}
 
-void DirectDft(std::vector<Complex>& a, double sign) {
-  const int64_t n = static_cast<int64_t>(a.size());
-  std::vector<Complex> out(a.size());
-  for (int64_t k = 0; k < n; ++k) {
-    Complex sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += a[j] * Twiddle(j * k, n, sign);
-    out[k] = sum;
+  void DirectDft(std::vector<Complex>& a) {
+    scratch_.resize(a.size());
+    for (int64_t k = 0; k < n_; ++k) {
+      Complex sum = 0;
+      for (int64_t j = 0; j < n_; ++j) sum += a[j] * twiddles_[(j * k) % n_];
+      scratch_[k] = sum;
+    }
+    a.swap(scratch_);
   }
-  a = std::move(out);
-}
 
-void Bluestein(std::vector<Complex>& a, double sign) {
-  const int64_t n = static_cast<int64_t>(a.size());
-  int64_t m = 1;
-  while (m < 2 * n - 1) m <<= 1;
-  // chirp[k] = exp(sign * pi i k^2 / n) = Twiddle(k^2 mod 2n, 2n).
-  std::vector<Complex> chirp(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) chirp[k] = Twiddle((k * k) % (2 * n), 2 * n, sign);
-  std::vector<Complex> x(static_cast<size_t>(m), 0), y(static_cast<size_t>(m), 0);
-  for (int64_t k = 0; k < n; ++k) x[k] = a[k] * chirp[k];
-  y[0] = std::conj(chirp[0]);
-  for (int64_t k = 1; k < n; ++k) y[k] = y[m - k] = std::conj(chirp[k]);
-  Radix2(x, -1);
-  Radix2(y, -1);
-  for (int64_t i = 0; i < m; ++i) x[i] *= y[i];
-  Radix2(x, +1);
-  for (int64_t k = 0; k < n; ++k) a[k] = x[k] * chirp[k] / static_cast<double>(m);
-}
-
-// In-place unnormalized DFT of one line.
-void Dft(std::vector<Complex>& a, bool inverse) {
-  const double sign = inverse ? 1.0 : -1.0;
-  if (a.size() <= 1) return;
-  if (IsPowerOfTwo(static_cast<int64_t>(a.size()))) {
-    Radix2(a, sign);
-  } else if (a.size() <= 128) {
-    DirectDft(a, sign);
-  } else {
-    Bluestein(a, sign);
+  void Bluestein(std::vector<Complex>& a) {
+    const int64_t m = static_cast<int64_t>(kernel_.size());
+    std::vector<Complex>& x = scratch_;
+    std::fill(x.begin(), x.end(), Complex(0));
+    for (int64_t k = 0; k < n_; ++k) x[k] = a[k] * chirp_[k];
+    forward_->Run(x);
+    for (int64_t i = 0; i < m; ++i) x[i] *= kernel_[i];
+    inverse_->Run(x);
+    for (int64_t k = 0; k < n_; ++k) a[k] = x[k] * chirp_[k] / static_cast<double>(m);
   }
-}
+
+  int64_t n_;
+  std::vector<Complex> twiddles_, chirp_, kernel_, scratch_;
+  std::unique_ptr<LinePlan> forward_, inverse_;
+};
 
 // Transforms `data` (row-major `dims`) along `axis`, scaling by 1/n when inverse.
 void TransformAxis(std::vector<Complex>& data, const std::vector<int64_t>& dims, int64_t axis,
@@ -110,11 +137,12 @@ void TransformAxis(std::vector<Complex>& data, const std::vector<int64_t>& dims,
   for (size_t i = static_cast<size_t>(axis) + 1; i < dims.size(); ++i) inner *= dims[i];
   const int64_t outer = fs::Product(dims) / (n * inner);
   std::vector<Complex> line(static_cast<size_t>(n));
+  LinePlan plan(n, inverse ? 1.0 : -1.0);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
       const int64_t base = o * n * inner + in;
       for (int64_t j = 0; j < n; ++j) line[j] = data[base + j * inner];
-      Dft(line, inverse);
+      plan.Run(line);
       const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
       for (int64_t j = 0; j < n; ++j) data[base + j * inner] = line[j] * scale;
     }

@@ -10,6 +10,7 @@
 //   unit_diagonal); the result is the full solution X.
 // - Qr follows LAPACK xGEQRF: R on and above the diagonal, the Householder vectors (implicit
 //   leading 1) below it, taus with H(i) = I - tau v v^H and beta = -sign(re(alpha)) * norm.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -241,16 +242,20 @@ absl::StatusOr<std::vector<EvalValue>> QrCore(const ir::Instruction& inst, const
         }
         taus[b * k + j] = tau;
         // Apply H^H = I - conj(tau) v v^H to the trailing columns (v[j] = 1).
+        // Row by row (contiguous); each column's sum still adds its rows in order.
         if (tau != S(0)) {
-          for (int64_t c = j + 1; c < cols; ++c) {
-            S acc = q[j * cols + c];
-            for (int64_t i = j + 1; i < rows; ++i) acc += Conj(q[i * cols + j]) * q[i * cols + c];
-            w[c] = acc;
+          for (int64_t c = j + 1; c < cols; ++c) w[c] = q[j * cols + c];
+          for (int64_t i = j + 1; i < rows; ++i) {
+            const S vi = Conj(q[i * cols + j]);
+            const S* row = q + i * cols;
+            for (int64_t c = j + 1; c < cols; ++c) w[c] += vi * row[c];
           }
           const S ct = Conj(tau);
-          for (int64_t c = j + 1; c < cols; ++c) {
-            q[j * cols + c] -= ct * w[c];
-            for (int64_t i = j + 1; i < rows; ++i) q[i * cols + c] -= ct * q[i * cols + j] * w[c];
+          for (int64_t c = j + 1; c < cols; ++c) q[j * cols + c] -= ct * w[c];
+          for (int64_t i = j + 1; i < rows; ++i) {
+            const S vi = q[i * cols + j];
+            S* row = q + i * cols;
+            for (int64_t c = j + 1; c < cols; ++c) row[c] -= ct * vi * w[c];
           }
         }
       }
@@ -293,10 +298,12 @@ absl::StatusOr<std::vector<EvalValue>> HouseholderProductCore(const ir::Instruct
         for (int64_t i = 0; i < rows; ++i) {
           v[i] = i < r ? S(0) : (i == r ? S(1) : ab[i * cols + r]);
         }
-        for (int64_t c = 0; c < cols; ++c) {
-          S acc = S(0);
-          for (int64_t i = r; i < rows; ++i) acc += Conj(v[i]) * q[i * cols + c];
-          w[c] = acc;
+        // Row by row (contiguous); each column's sum still adds its rows in order.
+        std::fill(w.begin(), w.end(), S(0));
+        for (int64_t i = r; i < rows; ++i) {
+          const S vi = Conj(v[i]);
+          const S* row = q + i * cols;
+          for (int64_t c = 0; c < cols; ++c) w[c] += vi * row[c];
         }
         for (int64_t i = r; i < rows; ++i) {
           for (int64_t c = 0; c < cols; ++c) q[i * cols + c] -= tau * v[i] * w[c];
