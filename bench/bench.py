@@ -14,8 +14,10 @@ programs' arguments + outputs + temporaries (`memory_analysis()`, less what outp
     .venv/bin/python bench/bench.py --only matmul   # programs whose name contains "matmul"
     .venv/bin/python bench/bench.py --json out.json # also write the numbers
 
-Each measurement runs the step until --min-time seconds or --repeats runs have passed (at least
---min-repeats), after --warmup untimed runs, and reports the median. This is a benchmark, not a
+Each measurement runs the step on both backends, alternating one step of each, until
+--min-time seconds per backend or --repeats rounds have passed (at least --min-repeats), after
+--warmup untimed runs, and reports each backend's median: on a shared machine whose speed drifts,
+both see the same conditions. This is a benchmark, not a
 test: nothing here asserts a speed.
 """
 import argparse
@@ -199,30 +201,50 @@ def memory_bytes(compiled):
             - m.alias_size_in_bytes)
 
 
-def measure(fn, args, device, carries_state, opts):
-    """Returns (compile seconds, median step seconds, number of timed steps, memory bytes)."""
-    args = jax.device_put(args, device)
-    lowered = jax.jit(fn).lower(*args)
-    start = time.perf_counter()
-    compiled = lowered.compile()
-    compile_s = time.perf_counter() - start
-    memory = memory_bytes(compiled)
-    for _ in range(opts.warmup):
-        out = compiled(*args)
-        block(out)
-        if carries_state:
-            args = out
-    times = []
-    deadline = time.perf_counter() + opts.min_time
-    while len(times) < opts.repeats and (len(times) < opts.min_repeats
-                                         or time.perf_counter() < deadline):
+class Side:
+    """One backend's compiled program and its arguments (a training step's state moves on)."""
+
+    def __init__(self, fn, args, device, carries_state, opts):
+        self.args = jax.device_put(args, device)
+        self.carries_state = carries_state
+        lowered = jax.jit(fn).lower(*self.args)
         start = time.perf_counter()
-        out = compiled(*args)
+        self.compiled = lowered.compile()
+        self.compile_s = time.perf_counter() - start
+        self.memory = memory_bytes(self.compiled)
+        for _ in range(opts.warmup):
+            self.step()
+        self.times = []
+
+    def step(self):
+        out = self.compiled(*self.args)
         block(out)
-        times.append(time.perf_counter() - start)
-        if carries_state:
-            args = out
-    return compile_s, statistics.median(times), len(times), memory
+        if self.carries_state:
+            self.args = out
+
+    def timed_step(self):
+        start = time.perf_counter()
+        self.step()
+        self.times.append(time.perf_counter() - start)
+
+
+def measure(fn, args, devices, carries_state, opts):
+    """{label: (compile seconds, median step seconds, number of timed steps, memory bytes)}.
+
+    The backends' timed steps alternate (which goes first swaps every round), so a machine
+    that speeds up or slows down during the measurement moves both medians alike instead of
+    the ratio.
+    """
+    sides = [(label, Side(fn, args, device, carries_state, opts)) for label, device in devices]
+    deadline = time.perf_counter() + opts.min_time * len(sides)
+    rounds = 0
+    while rounds < opts.repeats and (rounds < opts.min_repeats or time.perf_counter() < deadline):
+        order = sides if rounds % 2 == 0 else sides[::-1]
+        for _, side in order:
+            side.timed_step()
+        rounds += 1
+    return {label: (side.compile_s, statistics.median(side.times), len(side.times), side.memory)
+            for label, side in sides}
 
 
 def fmt_time(seconds):
@@ -258,8 +280,8 @@ def main():
         fn, args, carries_state = make(np.random.default_rng(0))
         row = {"program": name}
         try:
-            for label, device in (("xla", cpu), ("ember", ember)):
-                c, s, n, mem = measure(fn, args, device, carries_state, opts)
+            measured = measure(fn, args, (("xla", cpu), ("ember", ember)), carries_state, opts)
+            for label, (c, s, n, mem) in measured.items():
                 row[f"{label}_compile_s"], row[f"{label}_step_s"], row[f"{label}_runs"] = c, s, n
                 row[f"{label}_memory_bytes"] = mem
             row["step_ratio"] = row["ember_step_s"] / row["xla_step_s"]
