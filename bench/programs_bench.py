@@ -220,19 +220,25 @@ PROGRAMS = [
 ]
 
 
-def measure(fn, args, device, repeat):
-    args = jax.device_put(args, device)
-    f = jax.jit(fn)
-    start = time.perf_counter()
-    out = jax.block_until_ready(f(*args))
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeat):
+def measure(fn, args, devices, repeat):
+    """Per device: (median step seconds, first call seconds, output leaves). The timed steps of
+    the devices alternate (the first swapping every round), so a machine whose speed drifts
+    moves every device's median alike."""
+    sides = []
+    for device in devices:
+        placed = jax.device_put(args, device)
+        f = jax.jit(fn)
         start = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        times.append(time.perf_counter() - start)
-    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
-    return statistics.median(times), first, leaves
+        out = jax.block_until_ready(f(*placed))
+        sides.append({"f": f, "args": placed, "first": time.perf_counter() - start, "out": out,
+                      "times": []})
+    for r in range(repeat):
+        for side in (sides if r % 2 == 0 else sides[::-1]):
+            start = time.perf_counter()
+            jax.block_until_ready(side["f"](*side["args"]))
+            side["times"].append(time.perf_counter() - start)
+    return [(statistics.median(s["times"]), s["first"],
+             [np.asarray(v) for v in jax.tree_util.tree_leaves(s["out"])]) for s in sides]
 
 
 def MaxDiff(a, b, block=1 << 22):
@@ -259,8 +265,7 @@ def main():
         if opts.only not in name:
             continue
         fn, args = make(np.random.default_rng(0))
-        te, fe, oe = measure(fn, args, ember, opts.repeat)
-        tx, fx, ox = measure(fn, args, cpu, opts.repeat)
+        (te, fe, oe), (tx, fx, ox) = measure(fn, args, (ember, cpu), opts.repeat)
         diff = max(MaxDiff(a, b) for a, b in zip(oe, ox))
         ratios.append(te / tx)
         print(f"{name:36s} {te * 1e3:9.2f}ms {tx * 1e3:8.2f}ms {te / tx:6.2f}x "
