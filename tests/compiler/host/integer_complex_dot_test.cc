@@ -14,30 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "compiler/passes/pass.h"
-#include "tests/compiler/host/host_test_util.h"
-#include "tests/compiler/parse_module.h"
+#include "tests/compiler/host/dot_cases.h"
 
 namespace ember::host {
 namespace {
 
-using ::ember::test_util::Parse;
-using testing::HostBackend;
-
-struct DotCase {
-  std::string name;
-  std::string lhs, rhs, out;  // tensor types
-  std::string dims;           // batching_dims / contracting_dims text
-  int64_t depth;              // products summed per result element
-};
-
-std::string Program(const DotCase& c) {
-  return absl::StrCat("func.func @main(%a: ", c.lhs, ", %b: ", c.rhs, ") -> ", c.out, " {\n",
-                      "  %0 = stablehlo.dot_general %a, %b, ", c.dims, " : (", c.lhs, ", ", c.rhs,
-                      ") -> ", c.out, "\n  return %0 : ", c.out, "\n}\n");
-}
+using testing::CloneArgs;
+using testing::CompileDotBothWays;
+using testing::CompiledDot;
+using testing::DotCase;
+using testing::DotProgram;
 
 // Random arguments: integers of every bit pattern of their width (sub-byte ones in the low bits
 // of their byte, the rest zero), complex numbers with both parts uniform in (-2, 2).
@@ -83,36 +69,16 @@ std::complex<double> ComplexElement(const ir::Literal& lit, int64_t i) {
 
 void Check(const DotCase& c) {
   SCOPED_TRACE(c.name);
-  const std::string text = Program(c);
-  std::unique_ptr<ir::Module> module = Parse(text);
-  ASSERT_NE(module, nullptr) << text;
-  auto evaluator = testing::Compile(*module->entry(), HostBackend::kEvaluator);
-  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
-  std::unique_ptr<ir::Module> optimized = Parse(text);
-  passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
-  ASSERT_TRUE(pipeline.Run(*optimized).ok());
-  auto compiled = testing::Compile(*optimized->entry(), HostBackend::kCompiled);
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  ASSERT_EQ((*compiled)->backend(), HostBackend::kCompiled);
-  const std::string& report = (*compiled)->cost_report();
-  EXPECT_TRUE(absl::StrContains(report, absl::StrCat("fast kernels: ", (*compiled)->kernel_count(),
-                                                     " of ", (*compiled)->kernel_count())))
-      << report;
-  EXPECT_TRUE(absl::StrContains(report, " dot ")) << report;
-
-  const std::vector<eval::EvalValue> args = RandomArgs(*module->entry(), 11);
-  auto clone = [&] {
-    std::vector<eval::EvalValue> copy;
-    for (const eval::EvalValue& a : args) copy.push_back(a.Clone());
-    return copy;
-  };
-  auto want = (*evaluator)->Run(clone());
+  CompiledDot both = CompileDotBothWays(DotProgram(c));
+  if (both.compiled == nullptr) return;
+  const std::vector<eval::EvalValue> args = RandomArgs(*both.module->entry(), 11);
+  auto want = both.evaluator->Run(CloneArgs(args));
   ASSERT_TRUE(want.ok()) << want.status();
   const ir::Literal& w = (*want)[0].array;
   const ir::ElementType type = w.shape().element_type();
   // Twice: the second run reuses the arena.
   for (int run = 0; run < 2; ++run) {
-    auto got = (*compiled)->Run(clone());
+    auto got = both.compiled->Run(CloneArgs(args));
     ASSERT_TRUE(got.ok()) << got.status();
     const ir::Literal& g = (*got)[0].array;
     ASSERT_TRUE(w.shape() == g.shape()) << g.shape().ToString();

@@ -11,85 +11,30 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "compiler/passes/pass.h"
-#include "tests/compiler/host/host_test_util.h"
+#include "tests/compiler/host/dot_cases.h"
 #include "tests/compiler/host/narrow_float_compare.h"
-#include "tests/compiler/parse_module.h"
 
 namespace ember::host {
 namespace {
 
-using ::ember::test_util::Parse;
-using testing::HostBackend;
-
-struct DotCase {
-  std::string name;
-  std::string lhs, rhs, out;  // tensor types
-  std::string dims;           // batching_dims / contracting_dims text
-  int64_t depth;              // products summed per result element
-};
-
-std::string Program(const DotCase& c) {
-  return absl::StrCat("func.func @main(%a: ", c.lhs, ", %b: ", c.rhs, ") -> ", c.out, " {\n",
-                      "  %0 = stablehlo.dot_general %a, %b, ", c.dims, " : (", c.lhs, ", ", c.rhs,
-                      ") -> ", c.out, "\n  return %0 : ", c.out, "\n}\n");
-}
-
-struct Compiled {
-  std::unique_ptr<testing::CompiledEntry> compiled, evaluator;
-  std::unique_ptr<ir::Module> module;
-};
-
-// Compiles `text` through the default pipeline on the host backend, and as is on the evaluator;
-// expects every kernel of the plan to run fast, the dot as a dot kernel.
-Compiled CompileBoth(const std::string& text) {
-  Compiled out;
-  out.module = Parse(text);
-  if (out.module == nullptr) {
-    ADD_FAILURE() << "does not parse:\n" << text;
-    return out;
-  }
-  auto evaluator = testing::Compile(*out.module->entry(), HostBackend::kEvaluator);
-  EXPECT_TRUE(evaluator.ok()) << evaluator.status();
-  std::unique_ptr<ir::Module> optimized = Parse(text);
-  passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
-  auto changed = pipeline.Run(*optimized);
-  EXPECT_TRUE(changed.ok()) << changed.status();
-  auto compiled = testing::Compile(*optimized->entry(), HostBackend::kCompiled);
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!evaluator.ok() || !compiled.ok()) return out;
-  out.evaluator = *std::move(evaluator);
-  out.compiled = *std::move(compiled);
-  EXPECT_EQ(out.compiled->backend(), HostBackend::kCompiled);
-  const std::string& report = out.compiled->cost_report();
-  EXPECT_TRUE(absl::StrContains(
-      report, absl::StrCat("fast kernels: ", out.compiled->kernel_count(), " of ",
-                           out.compiled->kernel_count())))
-      << report;
-  EXPECT_TRUE(absl::StrContains(report, " dot ")) << report;
-  return out;
-}
+using testing::CloneArgs;
+using testing::CompileDotBothWays;
+using testing::CompiledDot;
+using testing::DotCase;
+using testing::DotProgram;
 
 void Check(const DotCase& c) {
   SCOPED_TRACE(c.name);
-  const std::string text = Program(c);
-  Compiled both = CompileBoth(text);
+  CompiledDot both = CompileDotBothWays(DotProgram(c));
   if (both.compiled == nullptr) return;
   const std::vector<eval::EvalValue> args = testing::RandomFloatArgs(*both.module->entry(), 5);
-  auto clone = [&] {
-    std::vector<eval::EvalValue> copy;
-    for (const eval::EvalValue& a : args) copy.push_back(a.Clone());
-    return copy;
-  };
-  auto want = both.evaluator->Run(clone());
+  auto want = both.evaluator->Run(CloneArgs(args));
   ASSERT_TRUE(want.ok()) << want.status();
   auto abs_sums = both.evaluator->Run(testing::AbsoluteArgs(args));
   ASSERT_TRUE(abs_sums.ok()) << abs_sums.status();
   // Twice: the second run reuses the arena and the per-thread f32 scratch.
   for (int run = 0; run < 2; ++run) {
-    auto got = both.compiled->Run(clone());
+    auto got = both.compiled->Run(CloneArgs(args));
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->size(), 1u);
     testing::ExpectWithinF32AccumulationBound((*want)[0].array, (*got)[0].array,
@@ -142,7 +87,7 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>) -> tensor<4x3xf16> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
   return %0 : tensor<4x3xf16>
 })";
-  Compiled both = CompileBoth(text);
+  CompiledDot both = CompileDotBothWays(text);
   ASSERT_NE(both.compiled, nullptr);
   auto make_args = [&] {
     std::vector<eval::EvalValue> args = testing::RandomFloatArgs(*both.module->entry(), 9);
