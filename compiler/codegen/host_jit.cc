@@ -16,6 +16,15 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+// The compiler runtime's complex multiplication and division (libgcc), which kernels over
+// complex numbers call (elemental_complex.cc). They are not looked up in the process: where the
+// plugin was opened with local symbols (Python's extension modules are), its libgcc_s is not in
+// the global scope that the JIT searches, so the JIT is given this library's own addresses.
+extern "C" {
+__complex__ double __muldc3(double, double, double, double);
+__complex__ double __divdc3(double, double, double, double);
+}
+
 namespace ember::codegen {
 namespace {
 
@@ -73,6 +82,24 @@ absl::StatusOr<HostJit*> HostJit::Get() {
               .create();
       if (!lljit) return ToStatus(lljit.takeError(), "JIT creation");
       state->jit = std::move(*lljit);
+      {
+        llvm::orc::LLJIT& jit = *state->jit;
+        const llvm::JITSymbolFlags flags =
+            llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+        llvm::orc::SymbolMap runtime;
+        runtime[jit.mangleAndIntern("__muldc3")] = {
+            llvm::orc::ExecutorAddr::fromPtr(&__muldc3), flags};
+        runtime[jit.mangleAndIntern("__divdc3")] = {
+            llvm::orc::ExecutorAddr::fromPtr(&__divdc3), flags};
+        llvm::orc::JITDylibSP process = jit.getProcessSymbolsJITDylib();
+        if (process == nullptr) return absl::InternalError("LLVM JIT: no process symbols dylib");
+        if (absl::Status defined = ToStatus(
+                process->define(llvm::orc::absoluteSymbols(std::move(runtime))),
+                "compiler runtime symbols");
+            !defined.ok()) {
+          return defined;
+        }
+      }
       state->data_layout = std::make_unique<llvm::DataLayout>(state->jit->getDataLayout());
       std::string features;
       for (const std::string& f : jtmb->getFeatures().getFeatures()) {

@@ -153,8 +153,8 @@ absl::StatusOr<std::vector<EvalValue>> EvalTriangularSolve(const ir::Instruction
     const bool op_lower = lower == (transpose == "NO_TRANSPOSE");
     const bool sys_lower = left ? op_lower : !op_lower;
     std::vector<S> mat(static_cast<size_t>(n * n));
-    std::vector<S> rhs(static_cast<size_t>(n)), y(static_cast<size_t>(n));
     const int64_t systems = left ? bm.cols : bm.rows;
+    std::vector<S> y(static_cast<size_t>(n * systems));
     for (int64_t batch = 0; batch < am.batch; ++batch) {
       const S* x = av.data() + batch * n * n;
       // mat = the system matrix N with N y = c.
@@ -179,26 +179,41 @@ absl::StatusOr<std::vector<EvalValue>> EvalTriangularSolve(const ir::Instruction
       }
       const S* bb = bv.data() + batch * bm.rows * bm.cols;
       S* ob = out.data() + batch * bm.rows * bm.cols;
-      for (int64_t s = 0; s < systems; ++s) {
-        for (int64_t i = 0; i < n; ++i) rhs[i] = left ? bb[i * bm.cols + s] : bb[s * bm.cols + i];
-        if (sys_lower) {
-          for (int64_t i = 0; i < n; ++i) {
-            S acc = rhs[i];
-            for (int64_t j = 0; j < i; ++j) acc -= mat[i * n + j] * y[j];
-            y[i] = acc / mat[i * n + i];
-          }
-        } else {
-          for (int64_t i = n - 1; i >= 0; --i) {
-            S acc = rhs[i];
-            for (int64_t j = i + 1; j < n; ++j) acc -= mat[i * n + j] * y[j];
-            y[i] = acc / mat[i * n + i];
-          }
+      // y[i, s]: unknown i of system s, every system at once, so each substitution step runs
+      // along a contiguous row; each system still sums its terms in the same order.
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t s = 0; s < systems; ++s) {
+          y[i * systems + s] = left ? bb[i * bm.cols + s] : bb[s * bm.cols + i];
         }
+      }
+      auto substitute = [&](int64_t i, int64_t j) {
+        const S m = mat[i * n + j];
+        S* yi = &y[i * systems];
+        const S* yj = &y[j * systems];
+        for (int64_t s = 0; s < systems; ++s) yi[s] -= m * yj[s];
+      };
+      auto divide = [&](int64_t i) {
+        const S d = mat[i * n + i];
+        S* yi = &y[i * systems];
+        for (int64_t s = 0; s < systems; ++s) yi[s] = yi[s] / d;
+      };
+      if (sys_lower) {
         for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < i; ++j) substitute(i, j);
+          divide(i);
+        }
+      } else {
+        for (int64_t i = n - 1; i >= 0; --i) {
+          for (int64_t j = i + 1; j < n; ++j) substitute(i, j);
+          divide(i);
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t s = 0; s < systems; ++s) {
           if (left) {
-            ob[i * bm.cols + s] = y[i];
+            ob[i * bm.cols + s] = y[i * systems + s];
           } else {
-            ob[s * bm.cols + i] = y[i];
+            ob[s * bm.cols + i] = y[i * systems + s];
           }
         }
       }
