@@ -21,7 +21,7 @@ using ir::Opcode;
 // Floats stored narrower than f32 and computed in f32: bf16, f16 and the f8/f6/f4 formats.
 bool IsNarrowFloat(ElementType t) { return ir::NarrowFloatFormat(t) != nullptr; }
 // Integers of fewer than 8 bits, stored one a byte (the value's low bits, the high bits zero).
-bool IsSubByteInteger(ElementType t) { return ir::IsInteger(t) && ir::BitWidth(t) < 8; }
+bool IsSubByteInteger(ElementType t) { return ir::IsInteger(t) && ir::IsSubByte(t); }
 
 std::string Direction(const ir::Instruction& inst) {
   const ir::Attribute* d = inst.attribute("comparison_direction");
@@ -35,9 +35,7 @@ llvm::Type* ElementalEmitter::ComputeType(ElementType type) const {
   switch (type) {
     case ElementType::kPred: return b_.getInt1Ty();
     case ElementType::kF64: return b_.getDoubleTy();
-    case ElementType::kF32:
-    case ElementType::kBF16:
-    case ElementType::kF16: return b_.getFloatTy();
+    case ElementType::kF32: return b_.getFloatTy();
     case ElementType::kC64: return llvm::StructType::get(b_.getFloatTy(), b_.getFloatTy());
     case ElementType::kC128: return llvm::StructType::get(b_.getDoubleTy(), b_.getDoubleTy());
     default: return b_.getIntNTy(ir::BitWidth(type));
@@ -45,14 +43,11 @@ llvm::Type* ElementalEmitter::ComputeType(ElementType type) const {
 }
 
 llvm::Type* ElementalEmitter::StorageType(ElementType type) const {
-  switch (type) {
-    case ElementType::kPred: return b_.getInt8Ty();
-    case ElementType::kBF16:
-    case ElementType::kF16: return b_.getInt16Ty();
-    default:
-      if (IsNarrowFloat(type) || IsSubByteInteger(type)) return b_.getInt8Ty();
-      return ComputeType(type);
+  // pred, the narrow floats and sub-byte integers are moved as the integer of their stored bytes.
+  if (type == ElementType::kPred || IsNarrowFloat(type) || IsSubByteInteger(type)) {
+    return b_.getIntNTy(8 * ir::StorageBytes(type));
   }
+  return ComputeType(type);
 }
 
 llvm::Value* ElementalEmitter::FromStorage(ElementType type, llvm::Value* stored) {

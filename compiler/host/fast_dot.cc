@@ -182,12 +182,11 @@ const Acc* IntegerOperand(const void* src, ir::ElementType type, const std::vect
   return copy.data();
 }
 
-// out[0, n) = c[0, n) truncated to integer `type` (narrower than Acc); sub-byte results keep
-// their value bits only, the high bits of each byte zero.
+// out[0, n) = c[0, n) truncated to integer `type` (narrower than Acc, so below 64 bits);
+// sub-byte results keep their value bits only, the high bits of each byte zero.
 template <typename Acc>
 void StoreIntegers(const Acc* c, int64_t n, ir::ElementType type, void* out) {
-  const int bits = ir::BitWidth(type);
-  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const uint64_t mask = (uint64_t{1} << ir::BitWidth(type)) - 1;
   auto store = [&](auto* typed) {
     using S = std::remove_pointer_t<decltype(typed)>;
     for (int64_t i = 0; i < n; ++i) typed[i] = static_cast<S>(static_cast<uint64_t>(c[i]) & mask);
@@ -195,8 +194,7 @@ void StoreIntegers(const Acc* c, int64_t n, ir::ElementType type, void* out) {
   switch (ir::StorageBytes(type)) {
     case 1: store(static_cast<uint8_t*>(out)); break;
     case 2: store(static_cast<uint16_t*>(out)); break;
-    case 4: store(static_cast<uint32_t*>(out)); break;
-    default: store(static_cast<uint64_t*>(out)); break;
+    default: store(static_cast<uint32_t*>(out)); break;
   }
 }
 
