@@ -8,6 +8,7 @@
 #include "compiler/codegen/reduce_window_support.h"
 #include "compiler/codegen/select_and_scatter_support.h"
 #include "compiler/passes/rewrite.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 
 namespace ember::codegen {
@@ -34,8 +35,29 @@ llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& n
   return fn;
 }
 
+namespace {
+
+// Floating-point arithmetic in `blocks`: a body with much of it (the polynomial cores of exp,
+// log, tanh, logistic, and chains of them) is bound by the latency of its dependent steps.
+int FloatArithmetic(const std::vector<llvm::BasicBlock*>& blocks) {
+  int n = 0;
+  for (llvm::BasicBlock* block : blocks) {
+    for (llvm::Instruction& inst : *block) {
+      if (llvm::isa<llvm::BinaryOperator>(inst) && inst.getType()->isFPOrFPVectorTy()) {
+        ++n;
+      } else if (auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst);
+                 call != nullptr && call->getIntrinsicID() == llvm::Intrinsic::fmuladd) {
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 void MarkLoopsParallel(const std::vector<llvm::BasicBlock*>& blocks,
-                       const std::vector<llvm::BranchInst*>& back_edges) {
+                       const std::vector<llvm::BranchInst*>& back_edges, bool interleave) {
   if (blocks.empty()) return;
   llvm::LLVMContext& ctx = blocks.front()->getContext();
   llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
@@ -44,9 +66,19 @@ void MarkLoopsParallel(const std::vector<llvm::BasicBlock*>& blocks,
       if (inst.mayReadOrWriteMemory()) inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
     }
   }
-  llvm::Metadata* parallel[] = {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group};
+  std::vector<llvm::Metadata*> properties = {
+      llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group})};
+  // LLVM interleaves only small loop bodies; a long dependent chain per element leaves the
+  // out-of-order core waiting unless two vectors' chains run side by side (exp 1M f32:
+  // 0.77 -> 0.53 ms on an AVX2 host).
+  if (interleave && FloatArithmetic(blocks) >= kLatencyBoundFloatOps) {
+    properties.push_back(llvm::MDNode::get(
+        ctx, {llvm::MDString::get(ctx, "llvm.loop.interleave.count"),
+              llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 2))}));
+  }
   for (llvm::BranchInst* back : back_edges) {
-    llvm::Metadata* loop[] = {nullptr, llvm::MDNode::get(ctx, parallel)};
+    std::vector<llvm::Metadata*> loop = {nullptr};
+    loop.insert(loop.end(), properties.begin(), properties.end());
     llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, loop);
     id->replaceOperandWith(0, id);
     back->setMetadata(llvm::LLVMContext::MD_loop, id);

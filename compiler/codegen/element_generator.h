@@ -55,9 +55,11 @@ llvm::Function* DeclareKernelFunction(llvm::Module& module, const std::string& n
 // a slot only after its last reader). LLVM then vectorizes without run-time overlap checks and
 // the scalar copy of the body behind them, and also where it cannot prove the inputs and outputs
 // apart (rows read at computed positions). Every memory access in `blocks` joins the loops'
-// access group.
+// access group. With `interleave`, a body of at least kLatencyBoundFloatOps floating-point
+// operations is interleaved by two (two vectors per iteration).
+inline constexpr int kLatencyBoundFloatOps = 16;
 void MarkLoopsParallel(const std::vector<llvm::BasicBlock*>& blocks,
-                       const std::vector<llvm::BranchInst*>& back_edges);
+                       const std::vector<llvm::BranchInst*>& back_edges, bool interleave = false);
 
 class ElementGenerator {
  public:

@@ -149,6 +149,10 @@ llvm::Value* ElementalEmitter::Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x)
   return b_.CreateUnaryIntrinsic(id, x);
 }
 
+llvm::Value* ElementalEmitter::FusedMulAdd(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+  return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
+}
+
 llvm::Value* ElementalEmitter::Maximum(ElementType type, llvm::Value* x, llvm::Value* y,
                                        bool max) {
   if (type == ElementType::kPred) return max ? b_.CreateOr(x, y) : b_.CreateAnd(x, y);

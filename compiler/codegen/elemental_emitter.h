@@ -73,6 +73,9 @@ class ElementalEmitter {
   llvm::Value* Round(ir::ElementType type, llvm::Value* value);
   llvm::Value* F32ToBF16Bits(llvm::Value* f);
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
+  // a * b + c, fused where the host has fused multiply-adds (llvm.fmuladd): the polynomial
+  // cores' steps, one rounding and half the latency each.
+  llvm::Value* FusedMulAdd(llvm::Value* a, llvm::Value* b, llvm::Value* c);
   // Transcendentals (elemental_math.cc).
   llvm::Value* Math(ir::Opcode op, ir::ElementType type, llvm::Value* x, llvm::Value* y);
   llvm::Value* ExpF32(llvm::Value* x);

@@ -58,10 +58,9 @@ llvm::Value* ElementalEmitter::ExpF32(llvm::Value* x) {
   llvm::Value* p = F32(f, 1.9875691500e-4f);
   for (float c :
        {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f}) {
-    p = b_.CreateFAdd(b_.CreateFMul(p, r), F32(f, c));
+    p = FusedMulAdd(p, r, F32(f, c));
   }
-  llvm::Value* y =
-      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), F32(f, 1.0f));
+  llvm::Value* y = b_.CreateFAdd(FusedMulAdd(p, b_.CreateFMul(r, r), r), F32(f, 1.0f));
   // 2^n for n in [-150, 128] as two normal powers of two, so subnormal results round once.
   llvm::Value* n = b_.CreateFPToSI(fn, i);
   llvm::Value* n1 = b_.CreateAShr(n, 1);
@@ -96,7 +95,7 @@ llvm::Value* ElementalEmitter::LogF32(llvm::Value* x) {
   llvm::Value* p = F32(f, 7.0376836292e-2f);
   for (float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
                   -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f}) {
-    p = b_.CreateFAdd(b_.CreateFMul(p, m), F32(f, c));
+    p = FusedMulAdd(p, m, F32(f, c));
   }
   llvm::Value* fe = b_.CreateSIToFP(e, f);
   llvm::Value* y = b_.CreateFMul(b_.CreateFMul(p, m), z);

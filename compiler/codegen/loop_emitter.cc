@@ -127,7 +127,7 @@ class LoopEmitter {
     for (llvm::BasicBlock& block : *fn) {
       if (&block != entry) blocks.push_back(&block);
     }
-    MarkLoopsParallel(blocks, back_edges);
+    MarkLoopsParallel(blocks, back_edges, /*interleave=*/true);
 
     llvm::Value* next = b_.CreateAdd(row_base, j_end);
     i->addIncoming(next, b_.GetInsertBlock());

@@ -122,6 +122,10 @@ absl::Status HostThunkSequence::Run(HostRunContext& context) const {
 
 namespace {
 
+// Parts per pool thread of the generated kernels' launches (ThreadPool::ParallelFor): a call
+// costs nothing to start, so small parts taken as threads come free balance the load.
+constexpr int kPartsPerThread = 4;
+
 void Pointers(HostRunContext& context, const std::vector<ValueRef>& refs,
               std::vector<const void*>& out) {
   out.clear();
@@ -150,9 +154,12 @@ absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
     kernel_.fn(in.data(), out.data(), 0, units_);
     return absl::OkStatus();
   }
-  context.pool().ParallelFor(blocks, blocks_per_part, [&](int64_t begin, int64_t end) {
-    kernel_.fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
-  });
+  context.pool().ParallelFor(
+      blocks, blocks_per_part,
+      [&](int64_t begin, int64_t end) {
+        kernel_.fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
+      },
+      kPartsPerThread);
   return absl::OkStatus();
 }
 
@@ -169,9 +176,9 @@ absl::Status SplitReductionThunk::Run(HostRunContext& context) const {
     out.push_back(partials.back().get());
   }
   const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, part_elements_));
-  context.pool().ParallelFor(units, per_part, [&](int64_t begin, int64_t end) {
-    kernel_.fn(in.data(), out.data(), begin, end);
-  });
+  context.pool().ParallelFor(
+      units, per_part, [&](int64_t begin, int64_t end) { kernel_.fn(in.data(), out.data(), begin, end); },
+      kPartsPerThread);
   kernel_.fn(in.data(), out.data(), units, units + rows_);
   return absl::OkStatus();
 }
@@ -233,7 +240,7 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
                            e * member.units_per_row);
       }
     }
-  });
+  }, kPartsPerThread);
   return absl::OkStatus();
 }
 

@@ -43,14 +43,17 @@ void ThreadPool::WorkerLoop() {
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+                             const std::function<void(int64_t, int64_t)>& fn,
+                             int parts_per_thread) {
   if (n <= 0) return;
-  const int64_t parts =
-      std::min<int64_t>(size(), std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_part)));
-  if (parts <= 1) {
+  const int64_t most_parts = std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_part));
+  const int64_t threads = std::min<int64_t>(size(), most_parts);
+  if (threads <= 1) {
     fn(0, n);
     return;
   }
+  const int64_t parts =
+      std::min<int64_t>(most_parts, threads * std::max<int64_t>(1, parts_per_thread));
   const int64_t per = (n + parts - 1) / parts;
   // A part that throws (std::bad_alloc from a container it sizes) must not end a worker thread
   // or leave the other parts running on `shared` after this call: the first exception is kept
@@ -58,38 +61,45 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
   struct Shared {
     std::mutex mu;
     std::condition_variable cv;
-    int64_t remaining;
+    int64_t remaining;  // helper tasks not yet finished
     std::exception_ptr error;
+    std::atomic<int64_t> next{0};  // the next part to take
   } shared;
-  shared.remaining = parts - 1;
+  shared.remaining = threads - 1;
   // Parts charge what they allocate to the caller's memory account, wherever they run.
   MemoryAccount* account = MemoryAccount::Current();
-  auto run_part = [&fn, &shared, account](int64_t begin, int64_t end) {
+  // Takes parts until none is left.
+  auto run_parts = [&fn, &shared, account, parts, per, n] {
     ScopedMemoryAccount scope(account);
-    try {
-      if (begin < end) fn(begin, end);
-    } catch (...) {
-      std::lock_guard<std::mutex> l(shared.mu);
-      if (shared.error == nullptr) shared.error = std::current_exception();
+    for (;;) {
+      const int64_t p = shared.next.fetch_add(1, std::memory_order_relaxed);
+      if (p >= parts) return;
+      const int64_t begin = p * per, end = std::min(n, begin + per);
+      try {
+        if (begin < end) fn(begin, end);
+      } catch (...) {
+        std::lock_guard<std::mutex> l(shared.mu);
+        if (shared.error == nullptr) shared.error = std::current_exception();
+      }
     }
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t p = 1; p < parts; ++p) {
-      const int64_t begin = p * per, end = std::min(n, begin + per);
-      queue_.push_back([&run_part, &shared, begin, end] {
-        run_part(begin, end);
+    for (int64_t t = 1; t < threads; ++t) {
+      queue_.push_back([&run_parts, &shared] {
+        run_parts();
         std::lock_guard<std::mutex> l(shared.mu);
         if (--shared.remaining == 0) shared.cv.notify_one();
       });
     }
   }
   cv_.notify_all();
-  run_part(0, std::min(n, per));
+  run_parts();
   auto finish = [&shared] {
     if (shared.error != nullptr) std::rethrow_exception(shared.error);
   };
-  // Help with queued work (ours or another caller's) instead of sleeping.
+  // Help with queued work (ours or another caller's) instead of sleeping: a helper task of ours
+  // still queued finds no part left and ends at once.
   for (;;) {
     {
       std::lock_guard<std::mutex> l(shared.mu);
@@ -104,7 +114,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_part,
       }
     }
     if (task) {
-      task();  // ParallelFor tasks never throw: run_part catches
+      task();  // ParallelFor tasks never throw: run_parts catches
       continue;
     }
     std::unique_lock<std::mutex> l(shared.mu);
