@@ -23,6 +23,7 @@
 #include "compiler/codegen/reduce_support.h"
 #include "compiler/codegen/region_reduce_emitter.h"
 #include "compiler/codegen/scatter_emitter.h"
+#include "compiler/codegen/scan_emitter.h"
 #include "compiler/codegen/sort_emitter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -106,7 +107,8 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& tm) {
 
 // `kernel` as function `name` by the emitter for its kind: loop kernels; reduction kernels by the
 // row/column emitter where it lays them out, else (dims apart, several inputs, bodies of several
-// ops) by the region reduce emitter; a single reduce, scatter or sort (its comparator).
+// ops) by the region reduce emitter; a single reduce, scatter, sort (its comparator) or
+// reduce_window (its scan's combiner).
 absl::Status EmitKernel(const passes::Kernel& kernel, const std::string& name,
                         llvm::Module& module) {
   switch (kernel.kind) {
@@ -120,6 +122,7 @@ absl::Status EmitKernel(const passes::Kernel& kernel, const std::string& name,
         case ir::Opcode::kReduce: return EmitRegionReduceKernel(kernel, name, module);
         case ir::Opcode::kScatter: return EmitScatterKernel(kernel, name, module);
         case ir::Opcode::kSort: return EmitSortComparator(kernel, name, module);
+        case ir::Opcode::kReduceWindow: return EmitScanCombiner(kernel, name, module);
         default: break;
       }
       break;

@@ -248,7 +248,12 @@ struct Plan {
   int64_t outer = 1, n = 0, inner = 1;
 };
 
-absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
+// How the body is folded: natively (one op), or by the compiled combiner (`combiner` null while
+// planning, before it is compiled).
+enum class BodyKind { kNative, kCombiner };
+
+absl::StatusOr<Plan> Analyze(const ir::Instruction& inst, BodyKind kind,
+                             codegen::HostLoopFn combiner = nullptr) {
   auto refuse = [](auto&&... why) { return absl::UnimplementedError(absl::StrCat(why...)); };
   if (inst.opcode() != Opcode::kReduceWindow || inst.operands().size() != 2 ||
       inst.num_results() != 1 || inst.regions().size() != 1) {
@@ -276,12 +281,16 @@ absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
   if (!axis.has_value()) return refuse("not a cumulative window");
   const std::optional<eval::SimpleBinaryRegion> body =
       eval::MatchSimpleBinaryRegion(*inst.regions()[0], type);
-  if (!body.has_value()) return refuse("its body is not one elementwise fold");
   Plan plan;
-  plan.scan = ScannerFor(type, body->opcode);
-  if (plan.scan == nullptr) {
-    return refuse("no native scan of ", std::string(ir::OpcodeName(body->opcode)), " over ",
-                  in.ToString());
+  if (kind == BodyKind::kNative) {
+    if (!body.has_value()) return refuse("its body is not one elementwise fold");
+    plan.scan = ScannerFor(type, body->opcode);
+    if (plan.scan == nullptr) {
+      return refuse("no native scan of ", std::string(ir::OpcodeName(body->opcode)), " over ",
+                    in.ToString());
+    }
+  } else if (body.has_value()) {
+    return refuse("its body is one elementwise fold (the native scan's, or the evaluator's)");
   }
   const ir::Instruction* producer = inst.operand(1)->producer();
   const ir::Attribute* value = producer != nullptr && producer->opcode() == Opcode::kConstant
@@ -296,13 +305,22 @@ absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
     return refuse("an init value of unexpected size");
   }
   std::memcpy(&plan.init, value->literal->bytes().data(), plan.element_bytes);
-  plan.accumulator_first = body->accumulator_first;
   plan.reverse = axis->reverse;
   // The evaluator scans only when combining the init value with itself gives it back.
-  uint64_t twice = 0, scratch[kBlock] = {};  // ScratchElements(1, 1) elements
-  plan.scan(reinterpret_cast<const uint8_t*>(&plan.init), reinterpret_cast<uint8_t*>(&twice), 1, 1,
-            1, 1, reinterpret_cast<const uint8_t*>(&plan.init), plan.accumulator_first,
-            plan.reverse, reinterpret_cast<uint8_t*>(scratch));
+  uint64_t twice = 0;
+  if (kind == BodyKind::kNative) {
+    plan.accumulator_first = body->accumulator_first;
+    uint64_t scratch[kBlock] = {};  // ScratchElements(1, 1) elements
+    plan.scan(reinterpret_cast<const uint8_t*>(&plan.init), reinterpret_cast<uint8_t*>(&twice), 1,
+              1, 1, 1, reinterpret_cast<const uint8_t*>(&plan.init), plan.accumulator_first,
+              plan.reverse, reinterpret_cast<uint8_t*>(scratch));
+  } else if (combiner != nullptr) {
+    const void* values[2] = {&plan.init, &plan.init};
+    void* result[1] = {&twice};
+    combiner(values, result, 0, 0);
+  } else {
+    twice = plan.init;  // (asked again once compiled)
+  }
   if (std::memcmp(&twice, &plan.init, plan.element_bytes) != 0) {
     return refuse("its init value is not idempotent (the evaluator folds window by window)");
   }
@@ -314,21 +332,60 @@ absl::StatusOr<Plan> Analyze(const ir::Instruction& inst) {
   return plan;
 }
 
+// Lines [begin, end) of the operand as [outer, n, inner] (line l: o = l / inner, column
+// l % inner), each scanned by TreeScan with `combiner`, in the order the evaluator runs an
+// interpreted body (suffixes folded from each block's end). V: the element's storage.
+template <typename V>
+void CombinerScanLines(const uint8_t* in, uint8_t* out, int64_t begin, int64_t end, int64_t n,
+                       int64_t inner, const uint64_t& init_bits, bool reverse,
+                       codegen::HostLoopFn combiner) {
+  V init;
+  std::memcpy(&init, &init_bits, sizeof(V));
+  auto combine = [combiner](const V& a, const V& b, V& r) {
+    const void* values[2] = {&a, &b};
+    V c;
+    void* result[1] = {&c};
+    combiner(values, result, 0, 0);
+    r = c;
+    return absl::OkStatus();
+  };
+  const eval::TreeScanOrder order{.reverse = reverse, .suffix_from_end = true};
+  std::vector<V> line(static_cast<size_t>(n)), scanned;
+  for (int64_t l = begin; l < end; ++l) {
+    const int64_t first = (l / inner) * n * inner + l % inner;
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(&line[i], in + (first + i * inner) * sizeof(V), sizeof(V));
+    }
+    // (The combiner cannot fail, so neither can the scan.)
+    eval::TreeScan(line, init, order, combine, scanned).IgnoreError();
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(out + (first + i * inner) * sizeof(V), &scanned[i], sizeof(V));
+    }
+  }
+}
+
 }  // namespace
 
 std::string CumulativeScanThunk::Refusal(const ir::Instruction& instruction) {
-  return std::string(Analyze(instruction).status().message());
+  return std::string(Analyze(instruction, BodyKind::kNative).status().message());
 }
 
-std::unique_ptr<CumulativeScanThunk> CumulativeScanThunk::Create(std::string name,
-                                                                 const ir::Instruction& instruction,
-                                                                 ValueRef operand,
-                                                                 ValueRef result) {
-  absl::StatusOr<Plan> plan = Analyze(instruction);
+std::string CumulativeScanThunk::CombinerRefusal(const ir::Instruction& instruction) {
+  return std::string(Analyze(instruction, BodyKind::kCombiner).status().message());
+}
+
+std::unique_ptr<CumulativeScanThunk> CumulativeScanThunk::Create(
+    std::string name, const ir::Instruction& instruction, ValueRef operand, ValueRef result,
+    codegen::HostLoopKernel combiner) {
+  absl::StatusOr<Plan> plan = Analyze(instruction, BodyKind::kNative);
+  if (!plan.ok() && combiner.fn != nullptr) {
+    plan = Analyze(instruction, BodyKind::kCombiner, combiner.fn);
+  }
   if (!plan.ok()) return nullptr;
   std::unique_ptr<CumulativeScanThunk> thunk(
       new CumulativeScanThunk(std::move(name), operand, result));
   thunk->scan_ = plan->scan;
+  if (thunk->scan_ == nullptr) thunk->combiner_ = std::move(combiner);
   thunk->init_ = plan->init;
   thunk->element_bytes_ = plan->element_bytes;
   thunk->accumulator_first_ = plan->accumulator_first;
@@ -339,8 +396,32 @@ std::unique_ptr<CumulativeScanThunk> CumulativeScanThunk::Create(std::string nam
   return thunk;
 }
 
+absl::Status CumulativeScanThunk::RunCombiner(HostRunContext& context) const {
+  const uint8_t* in = context.Address(operand_);
+  uint8_t* out = context.Address(result_);
+  auto lines = [&](auto tag) {
+    using V = decltype(tag);
+    // Lines of about 64 Ki elements per part.
+    context.pool().ParallelFor(outer_ * inner_, std::max<int64_t>(1, 65536 / n_),
+                               [&](int64_t begin, int64_t end) {
+                                 CombinerScanLines<V>(in, out, begin, end, n_, inner_, init_,
+                                                      reverse_, combiner_.fn);
+                               });
+  };
+  switch (element_bytes_) {
+    case 1: lines(uint8_t{}); break;
+    case 2: lines(uint16_t{}); break;
+    case 4: lines(uint32_t{}); break;
+    case 8: lines(uint64_t{}); break;
+    default:
+      return absl::InternalError(absl::StrCat(name(), ": elements of ", element_bytes_, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CumulativeScanThunk::Run(HostRunContext& context) const {
   if (outer_ == 0 || n_ == 0 || inner_ == 0) return absl::OkStatus();
+  if (scan_ == nullptr) return RunCombiner(context);
   const uint8_t* in = context.Address(operand_);
   uint8_t* out = context.Address(result_);
   // A unit is a group of lines that advance together: up to kRowLanes rows of a last-axis scan

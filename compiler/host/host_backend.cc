@@ -13,6 +13,7 @@
 #include "compiler/codegen/host_kernel_compiler.h"
 #include "compiler/codegen/loop_support.h"
 #include "compiler/codegen/reduce_support.h"
+#include "compiler/codegen/scan_support.h"
 #include "compiler/codegen/sort_support.h"
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
@@ -420,6 +421,20 @@ class HostCompilation {
         ++fast_kernels;
         continue;
       }
+      if (llvm_ids_[index] >= 0 && kernel.kind == passes::KernelKind::kSingle &&
+          kernel.root()->opcode() == ir::Opcode::kReduceWindow) {
+        // The scan's compiled combiner; a body that changes the init value leaves the window
+        // to the evaluator (the cost report says so).
+        if (std::unique_ptr<HostThunk> scan =
+                CumulativeScan(*kernel.root(), name, compiler_.Get(llvm_ids_[index]));
+            scan != nullptr) {
+          thunks.push_back(std::move(scan));
+          ++fast_kernels;
+          continue;
+        }
+        llvm_ids_[index] = -1;  // the combiner is not used: the evaluator's op table runs it
+        --llvm_kernels_used_;
+      }
       if (llvm_ids_[index] >= 0 && llvm_parts_[index] > 1) {
         thunks.push_back(std::make_unique<SplitReductionThunk>(
             absl::StrCat("llvm_", name), compiler_.Get(llvm_ids_[index]),
@@ -624,11 +639,19 @@ class HostCompilation {
       const passes::Kernel& kernel = plan_.kernels[k];
       // A windowed op the code generator leaves to the evaluator says why (cumulative windows
       // the host's scan takes run natively instead, see Build).
+      bool combiner = false;  // a cumulative window whose body the scan calls compiled
       if (std::string why = codegen::WindowOpRefusal(*kernel.root()); !why.empty()) {
         if (std::string scan = CumulativeScanThunk::Refusal(*kernel.root()); !scan.empty()) {
-          absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
-                          kernel.root()->Describe(), "): the evaluator runs it: ", why,
-                          "; the host scan: ", scan, "\n");
+          std::string compiled = kernel.kind == passes::KernelKind::kSingle
+                                     ? CumulativeScanThunk::CombinerRefusal(*kernel.root())
+                                     : "fused with other ops";
+          if (compiled.empty()) compiled = codegen::ScanCombinerRefusal(kernel);
+          combiner = compiled.empty();
+          if (!combiner) {
+            absl::StrAppend(&nested_reports_, KernelName(kernel), ".", k, " (",
+                            kernel.root()->Describe(), "): the evaluator runs it: ", why,
+                            "; the host scan: ", scan, "; with a compiled body: ", compiled, "\n");
+          }
         }
       }
       bool rows = false;
@@ -664,6 +687,8 @@ class HostCompilation {
           not_compiled(kernel, k, why);
           continue;
         }
+      } else if (combiner) {
+        // (Run by a CumulativeScanThunk, see Build.)
       } else if (kernel.kind == passes::KernelKind::kSingle &&
                  kernel.root()->opcode() == ir::Opcode::kReduce) {
         // A reduce the reduction kernels do not fold (argmax): output elements in parallel.
@@ -870,18 +895,25 @@ class HostCompilation {
   // A cumulative reduce_window scanned natively in the evaluator's order (CumulativeScanThunk);
   // null when that does not take it (the evaluator's op table runs it, and the cost report
   // says why the code generator did not).
-  std::unique_ptr<HostThunk> CumulativeScan(const ir::Instruction& op, const std::string& name) {
+  std::unique_ptr<HostThunk> CumulativeScan(const ir::Instruction& op, const std::string& name,
+                                            codegen::HostLoopKernel combiner = {}) {
     auto result = refs_.find(op.result());
     if (result == refs_.end() || result->second.kind == ValueRef::Kind::kOther ||
         refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
       return nullptr;
     }
+    const bool compiled = combiner.fn != nullptr;
     std::unique_ptr<HostThunk> scan = CumulativeScanThunk::Create(
         absl::StrCat("scan.", name, " (", op.Describe(), ")"), op, refs_.at(op.operand(0)),
-        result->second);
+        result->second, std::move(combiner));
     if (scan != nullptr) {
       absl::StrAppend(&nested_reports_, name, " (", op.Describe(),
-                      "): a cumulative window, scanned natively in XLA's order\n");
+                      "): a cumulative window, scanned natively in XLA's order",
+                      compiled ? ", its body compiled" : "", "\n");
+    } else if (compiled) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(),
+                      "): the evaluator runs it: its init value is not idempotent (the evaluator "
+                      "folds window by window)\n");
     }
     return scan;
   }
