@@ -29,7 +29,8 @@ absl::Status EmitScanCombiner(const passes::Kernel& kernel, const std::string& n
   for (unsigned k = 0; k < 2; ++k) {
     llvm::Value* base = b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, fn->getArg(0), k));
     llvm::Value* index = fn->getArg(2 + k);
-    args.push_back(elemental.FromStorage(t, b.CreateLoad(storage, b.CreateGEP(storage, base, index))));
+    args.push_back(
+        elemental.FromStorage(t, b.CreateLoad(storage, b.CreateGEP(storage, base, index))));
   }
   EMBER_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
                          elemental.EmitRegion(*window.regions()[0], args));

@@ -56,6 +56,20 @@ void ForEachIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& 
   }
 }
 
+// fn(i, at, n) over `dims` in runs: the n elements from row-major index i lie at offsets at,
+// at + 1, ... Runs are a unit-stride innermost dim (copied whole), else single elements.
+template <typename Fn>
+void ForEachRun(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, Fn fn) {
+  if (dims.empty() || strides.back() != 1 || dims.back() < 4) {
+    ForEachIndex(dims, strides, [&](int64_t i, int64_t at) { fn(i, at, 1); });
+    return;
+  }
+  const int64_t run = dims.back();
+  const std::vector<int64_t> outer_dims(dims.begin(), dims.end() - 1);
+  const std::vector<int64_t> outer_strides(strides.begin(), strides.end() - 1);
+  ForEachIndex(outer_dims, outer_strides, [&](int64_t i, int64_t at) { fn(i * run, at, run); });
+}
+
 constexpr const char* kNotHere = "the fast convolution does not run ";
 
 // The calling thread's layout copies of one convolution (the input and result in canonical
@@ -211,7 +225,8 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
   const T* x = lhs;
   if (!lhs_canonical_) {
     T* x_copy = scratch.Get(0, Product(x_dims));
-    ForEachIndex(x_dims, lhs_strides_, [&](int64_t i, int64_t at) { x_copy[i] = lhs[at]; });
+    ForEachRun(x_dims, lhs_strides_,
+               [&](int64_t i, int64_t at, int64_t n) { std::copy_n(lhs + at, n, x_copy + i); });
     x = x_copy;
   }
   // The kernel as one [window x in feature, out feature] matrix per group, window positions in
@@ -235,7 +250,8 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
     strides.push_back(rhs_strides_[s]);
     strides.push_back(rhs_strides_[s + 1]);
     const T* base = rhs + start;
-    ForEachIndex(packed_dims, strides, [&](int64_t i, int64_t at) { w[i] = base[at]; });
+    ForEachRun(packed_dims, strides,
+               [&](int64_t i, int64_t at, int64_t n) { std::copy_n(base + at, n, w + i); });
   }
   T* y = out;
   if (!out_canonical_) y = scratch.Get(2, total_out);
@@ -266,76 +282,298 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
         }
       }
     }
-    // About 1 MiB of windows (f32) per block: big enough that Eigen's packing of the kernel
-    // matrix per GEMM call is amortized, small enough to stay in L2 with it.
-    const int64_t block = std::clamp<int64_t>(262144 / kg, 16, 1024);
-    pool.ParallelFor((rows_ + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
-      thread_local std::vector<T> col, part;
-      std::vector<int64_t> o(s), q(s);
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t r0 = blk * block;
-        const int64_t n = std::min(block, rows_ - r0);
-        col.resize(static_cast<size_t>(n * kg));
-        for (int64_t g = 0; g < groups_; ++g) {
-          // im2col: row r holds the window of output position r, [window pos][in feature].
-          int64_t rest = r0;
-          for (size_t j = s; j-- > 0;) {
-            o[j] = rest % out_spatial_[j];
-            rest /= out_spatial_[j];
+    const bool dilated = std::any_of(lhs_dilation_.begin(), lhs_dilation_.end(),
+                                     [](int64_t d) { return d > 1; });
+    if (dilated) {
+      RunPhases(x, w, y, coord, x_stride, pool);
+    } else {
+      // About 1 MiB of windows (f32) per block: big enough that Eigen's packing of the kernel
+      // matrix per GEMM call is amortized, small enough to stay in L2 with it.
+      const int64_t block = std::clamp<int64_t>(262144 / kg, 16, 1024);
+      // Per output position of the innermost spatial dim: whether its window's taps along that
+      // dim read consecutive input positions, none of them padding. Without feature groups those
+      // taps' features are one contiguous run of the input (a first layer's three channels per
+      // tap make many tiny copies otherwise).
+      const bool whole_rows = groups_ == 1 && s > 0;
+      std::vector<bool> inner_run;
+      if (whole_rows) {
+        const size_t j = s - 1;
+        inner_run.assign(static_cast<size_t>(out_spatial_[j]), false);
+        for (int64_t o = 0; o < out_spatial_[j]; ++o) {
+          bool run = true;
+          for (int64_t q = 0; q < window_dims_[j] && run; ++q) {
+            const int64_t c = coord[j][o * window_dims_[j] + q];
+            run = c >= 0 && c == coord[j][o * window_dims_[j]] + q;
           }
-          int64_t b = rest;
-          for (int64_t r = 0; r < n; ++r) {
-            T* dst = col.data() + r * kg;
-            std::fill(q.begin(), q.end(), 0);
-            for (int64_t p = 0; p < window_; ++p, dst += cin_g) {
-              int64_t at = b * x_stride[0] + g * cin_g;
-              bool inside = true;
-              for (size_t j = 0; j < s; ++j) {
-                const int64_t c = coord[j][o[j] * window_dims_[j] + q[j]];
-                if (c < 0) {
-                  inside = false;
-                  break;
-                }
-                at += c * x_stride[j + 1];
-              }
-              if (inside) {
-                std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
-              } else {
-                std::fill_n(dst, cin_g, T(0));
-              }
-              for (size_t j = s; j-- > 0;) {
-                if (++q[j] < window_dims_[j]) break;
-                q[j] = 0;
-              }
-            }
-            for (size_t j = s; j-- > 0;) {
-              if (++o[j] < out_spatial_[j]) break;
-              o[j] = 0;
-              if (j == 0) ++b;
-            }
-            if (s == 0) ++b;
-          }
-          const T* wg = w + g * kg * cout_g;
-          if (groups_ == 1) {
-            Gemm(col.data(), wg, y + r0 * out_features_, n, kg, cout_g);
-            continue;
-          }
-          part.resize(static_cast<size_t>(n * cout_g));
-          Gemm(col.data(), wg, part.data(), n, kg, cout_g);
-          for (int64_t r = 0; r < n; ++r) {
-            std::memcpy(y + (r0 + r) * out_features_ + g * cout_g, part.data() + r * cout_g,
-                        static_cast<size_t>(cout_g) * sizeof(T));
-          }
+          inner_run[o] = run;
         }
       }
-    });
+      pool.ParallelFor((rows_ + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
+        thread_local std::vector<T> col, part;
+        std::vector<int64_t> o(s), q(s);
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t r0 = blk * block;
+          const int64_t n = std::min(block, rows_ - r0);
+          col.resize(static_cast<size_t>(n * kg));
+          for (int64_t g = 0; g < groups_; ++g) {
+            // im2col: row r holds the window of output position r, [window pos][in feature].
+            int64_t rest = r0;
+            for (size_t j = s; j-- > 0;) {
+              o[j] = rest % out_spatial_[j];
+              rest /= out_spatial_[j];
+            }
+            int64_t b = rest;
+            for (int64_t r = 0; r < n; ++r) {
+              T* dst = col.data() + r * kg;
+              std::fill(q.begin(), q.end(), 0);
+              for (int64_t p = 0; p < window_; ++p, dst += cin_g) {
+                int64_t at = b * x_stride[0] + g * cin_g;
+                bool inside = true;
+                for (size_t j = 0; j < s; ++j) {
+                  if (j + 1 == s && q[j] == 0 && whole_rows && inner_run[o[j]] && inside) {
+                    // The innermost window row lies inside and contiguous: one copy for it.
+                    at += coord[j][o[j] * window_dims_[j]] * x_stride[j + 1];
+                    const int64_t taps = window_dims_[j];
+                    std::memcpy(dst, x + at, static_cast<size_t>(taps * cin_g) * sizeof(T));
+                    dst += (taps - 1) * cin_g;
+                    p += taps - 1;
+                    q[j] = taps - 1;
+                    inside = false;
+                    at = -1;
+                    break;
+                  }
+                  const int64_t c = coord[j][o[j] * window_dims_[j] + q[j]];
+                  if (c < 0) {
+                    inside = false;
+                    break;
+                  }
+                  at += c * x_stride[j + 1];
+                }
+                if (at < 0) {
+                  // (copied above)
+                } else if (inside) {
+                  std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
+                } else {
+                  std::fill_n(dst, cin_g, T(0));
+                }
+                for (size_t j = s; j-- > 0;) {
+                  if (++q[j] < window_dims_[j]) break;
+                  q[j] = 0;
+                }
+              }
+              for (size_t j = s; j-- > 0;) {
+                if (++o[j] < out_spatial_[j]) break;
+                o[j] = 0;
+                if (j == 0) ++b;
+              }
+              if (s == 0) ++b;
+            }
+            const T* wg = w + g * kg * cout_g;
+            if (groups_ == 1) {
+              Gemm(col.data(), wg, y + r0 * out_features_, n, kg, cout_g);
+              continue;
+            }
+            part.resize(static_cast<size_t>(n * cout_g));
+            Gemm(col.data(), wg, part.data(), n, kg, cout_g);
+            for (int64_t r = 0; r < n; ++r) {
+              std::memcpy(y + (r0 + r) * out_features_ + g * cout_g, part.data() + r * cout_g,
+                          static_cast<size_t>(cout_g) * sizeof(T));
+            }
+          }
+        }
+      });
+    }
   }
   if (!out_canonical_) {
     std::vector<int64_t> y_dims = {batch_};
     y_dims.insert(y_dims.end(), out_spatial_.begin(), out_spatial_.end());
     y_dims.push_back(out_features_);
-    ForEachIndex(y_dims, out_strides_, [&](int64_t i, int64_t at) { out[at] = y[i]; });
+    ForEachRun(y_dims, out_strides_,
+               [&](int64_t i, int64_t at, int64_t n) { std::copy_n(y + i, n, out + at); });
   }
+}
+
+// A dilated input (lhs_dilation d > 1, the input gradient of a strided convolution) is mostly
+// holes: of a window's taps, only those landing on an input element (not between two) multiply
+// anything. Which taps those are depends only on the output position's phase, (o * stride -
+// pad_lo) mod d per spatial dim, so the outputs of one phase form a sub-grid that is an ordinary
+// convolution with the kernel's taps of that phase (about 1/d of them per dim): im2col and GEMM
+// over those taps alone, the rows written back to their output positions. Outputs whose phase
+// has no tap are zero. Sums lose only their zero terms.
+template <typename T>
+void ConvKernel::RunPhases(const T* x, const T* w, T* y,
+                           const std::vector<std::vector<int64_t>>& coord,
+                           const std::vector<int64_t>& x_stride, ThreadPool& pool) const {
+  const size_t s = in_spatial_.size();
+  const int64_t cin_g = in_features_ / groups_;
+  const int64_t cout_g = out_features_ / groups_;
+  const int64_t kg = window_ * cin_g;
+  // Per spatial dim and phase: its output positions and its taps.
+  struct DimPhase {
+    std::vector<int64_t> outputs, taps;
+  };
+  std::vector<std::vector<DimPhase>> dim_phases(s);
+  for (size_t j = 0; j < s; ++j) {
+    const int64_t d = lhs_dilation_[j];
+    dim_phases[j].resize(static_cast<size_t>(d));
+    for (int64_t o = 0; o < out_spatial_[j]; ++o) {
+      const int64_t phase = ((o * strides_[j] - pad_lo_[j]) % d + d) % d;
+      dim_phases[j][phase].outputs.push_back(o);
+    }
+    for (int64_t phase = 0; phase < d; ++phase) {
+      for (int64_t q = 0; q < window_dims_[j]; ++q) {
+        if ((phase + q * rhs_dilation_[j]) % d == 0) dim_phases[j][phase].taps.push_back(q);
+      }
+    }
+  }
+  // Window positions are row-major over window_dims_ (w's rows), outputs over out_spatial_.
+  std::vector<int64_t> window_stride(s, 1), out_stride(s, 1);
+  for (size_t j = s; j-- > 1;) {
+    window_stride[j - 1] = window_stride[j] * window_dims_[j];
+    out_stride[j - 1] = out_stride[j] * out_spatial_[j];
+  }
+  const int64_t out_per_batch = Product(out_spatial_);
+  // Every combination of one phase per dim with outputs: its sub-kernel per group, and its rows
+  // cut into blocks (the work items).
+  struct Phase {
+    std::vector<const DimPhase*> dims;
+    int64_t rows = 0;  // batch x its output positions
+    int64_t taps = 1;  // window positions with a tap in every dim
+    std::vector<T> kernel;  // per group: [taps x cin_g, cout_g]
+    int64_t block = 1;
+  };
+  std::vector<Phase> phases;
+  std::vector<int64_t> pick(s, 0);
+  for (bool more = true; more;) {
+    Phase ph;
+    ph.rows = batch_;
+    for (size_t j = 0; j < s; ++j) {
+      ph.dims.push_back(&dim_phases[j][pick[j]]);
+      ph.rows *= static_cast<int64_t>(ph.dims.back()->outputs.size());
+      ph.taps *= static_cast<int64_t>(ph.dims.back()->taps.size());
+    }
+    if (ph.rows > 0) phases.push_back(std::move(ph));
+    more = false;
+    for (size_t j = s; j-- > 0;) {
+      if (++pick[j] < lhs_dilation_[j]) {
+        more = true;
+        break;
+      }
+      pick[j] = 0;
+    }
+  }
+  struct Item {
+    size_t phase;
+    int64_t r0, n;
+  };
+  std::vector<Item> items;
+  std::vector<int64_t> t(s);
+  for (size_t p = 0; p < phases.size(); ++p) {
+    Phase& ph = phases[p];
+    const int64_t kgp = ph.taps * cin_g;
+    if (kgp > 0) {
+      ph.kernel.resize(static_cast<size_t>(groups_ * kgp * cout_g));
+      for (int64_t g = 0; g < groups_; ++g) {
+        T* dst = ph.kernel.data() + g * kgp * cout_g;
+        std::fill(t.begin(), t.end(), 0);
+        for (int64_t tap = 0; tap < ph.taps; ++tap) {
+          int64_t position = 0;
+          for (size_t j = 0; j < s; ++j) position += ph.dims[j]->taps[t[j]] * window_stride[j];
+          std::memcpy(dst + tap * cin_g * cout_g, w + g * kg * cout_g + position * cin_g * cout_g,
+                      static_cast<size_t>(cin_g * cout_g) * sizeof(T));
+          for (size_t j = s; j-- > 0;) {
+            if (++t[j] < static_cast<int64_t>(ph.dims[j]->taps.size())) break;
+            t[j] = 0;
+          }
+        }
+      }
+    }
+    // About 1 MiB of windows (f32) per block, as RunTyped's.
+    ph.block = std::clamp<int64_t>(262144 / std::max<int64_t>(1, kgp), 16, 1024);
+    for (int64_t r0 = 0; r0 < ph.rows; r0 += ph.block) {
+      items.push_back({p, r0, std::min(ph.block, ph.rows - r0)});
+    }
+  }
+  pool.ParallelFor(static_cast<int64_t>(items.size()), 1, [&](int64_t i0, int64_t i1) {
+    thread_local std::vector<T> col, part;
+    std::vector<int64_t> o(s), at_out(s), tap(s);
+    for (int64_t i = i0; i < i1; ++i) {
+      const Item& item = items[i];
+      const Phase& ph = phases[item.phase];
+      const int64_t kgp = ph.taps * cin_g;
+      // The output row of each of the item's rows.
+      std::vector<int64_t> out_row(static_cast<size_t>(item.n));
+      int64_t rest = item.r0;
+      for (size_t j = s; j-- > 0;) {
+        const int64_t size = static_cast<int64_t>(ph.dims[j]->outputs.size());
+        at_out[j] = rest % size;
+        rest /= size;
+      }
+      int64_t b = rest;
+      for (int64_t r = 0; r < item.n; ++r) {
+        int64_t row = b * out_per_batch;
+        for (size_t j = 0; j < s; ++j) {
+          o[j] = ph.dims[j]->outputs[at_out[j]];
+          row += o[j] * out_stride[j];
+        }
+        out_row[r] = row;
+        for (size_t j = s; j-- > 0;) {
+          if (++at_out[j] < static_cast<int64_t>(ph.dims[j]->outputs.size())) break;
+          at_out[j] = 0;
+          if (j == 0) ++b;
+        }
+        if (s == 0) ++b;
+      }
+      if (kgp == 0) {
+        for (int64_t r = 0; r < item.n; ++r) {
+          std::fill_n(y + out_row[r] * out_features_, out_features_, T(0));
+        }
+        continue;
+      }
+      col.resize(static_cast<size_t>(item.n * kgp));
+      part.resize(static_cast<size_t>(item.n * cout_g));
+      for (int64_t g = 0; g < groups_; ++g) {
+        for (int64_t r = 0; r < item.n; ++r) {
+          int64_t rem = out_row[r];
+          const int64_t batch = rem / out_per_batch;
+          rem %= out_per_batch;
+          for (size_t j = 0; j < s; ++j) {
+            o[j] = rem / out_stride[j];
+            rem %= out_stride[j];
+          }
+          T* dst = col.data() + r * kgp;
+          std::fill(tap.begin(), tap.end(), 0);
+          for (int64_t k = 0; k < ph.taps; ++k, dst += cin_g) {
+            int64_t at = batch * x_stride[0] + g * cin_g;
+            bool inside = true;
+            for (size_t j = 0; j < s; ++j) {
+              const int64_t c =
+                  coord[j][o[j] * window_dims_[j] + ph.dims[j]->taps[tap[j]]];
+              if (c < 0) {
+                inside = false;
+                break;
+              }
+              at += c * x_stride[j + 1];
+            }
+            if (inside) {
+              std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
+            } else {
+              std::fill_n(dst, cin_g, T(0));
+            }
+            for (size_t j = s; j-- > 0;) {
+              if (++tap[j] < static_cast<int64_t>(ph.dims[j]->taps.size())) break;
+              tap[j] = 0;
+            }
+          }
+        }
+        Gemm(col.data(), ph.kernel.data() + g * kgp * cout_g, part.data(), item.n, kgp, cout_g);
+        for (int64_t r = 0; r < item.n; ++r) {
+          std::memcpy(y + out_row[r] * out_features_ + g * cout_g, part.data() + r * cout_g,
+                      static_cast<size_t>(cout_g) * sizeof(T));
+        }
+      }
+    }
+  });
 }
 
 void ConvKernel::Run(const void* lhs, const void* rhs, void* out, ThreadPool& pool) const {

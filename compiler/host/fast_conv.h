@@ -32,6 +32,12 @@ class ConvKernel {
   ConvKernel() = default;
   template <typename T>
   void RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) const;
+  // The non-pointwise convolution of canonical `x` with packed kernel `w` into canonical `y`
+  // when the input is dilated (a transposed convolution), one output phase at a time (see
+  // fast_conv.cc); `coord` and `x_stride` as RunTyped computes them.
+  template <typename T>
+  void RunPhases(const T* x, const T* w, T* y, const std::vector<std::vector<int64_t>>& coord,
+                 const std::vector<int64_t>& x_stride, ThreadPool& pool) const;
 
   bool f64_ = false;  // f64 throughout; else f32 and narrow floats, computed in f32
   ir::ElementType lhs_type_ = ir::ElementType::kF32, rhs_type_ = ir::ElementType::kF32,

@@ -177,7 +177,8 @@ absl::Status SplitReductionThunk::Run(HostRunContext& context) const {
   }
   const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, part_elements_));
   context.pool().ParallelFor(
-      units, per_part, [&](int64_t begin, int64_t end) { kernel_.fn(in.data(), out.data(), begin, end); },
+      units, per_part,
+      [&](int64_t begin, int64_t end) { kernel_.fn(in.data(), out.data(), begin, end); },
       kPartsPerThread);
   kernel_.fn(in.data(), out.data(), units, units + rows_);
   return absl::OkStatus();

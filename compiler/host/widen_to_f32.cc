@@ -65,6 +65,49 @@ __attribute__((target("avx2,f16c"))) void NarrowF16Lanes(const float* src, int64
   for (; i < n; ++i) dst[i] = NarrowF16(src[i]);
 }
 
+// bf16 arrays 8 lanes at a time with AVX2, the same bits as WidenBF16/NarrowBF16 (the scalar
+// loops do not vectorize at -O2: narrowing a convolution's bf16 result cost a fifth of it).
+bool UseAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
+__attribute__((target("avx2"))) void WidenBF16Lanes(const uint16_t* src, int64_t n, float* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(wide, 16));
+  }
+  for (; i < n; ++i) dst[i] = WidenBF16(src[i]);
+}
+
+__attribute__((target("avx2"))) void NarrowBF16Lanes(const float* src, int64_t n,
+                                                     uint16_t* dst) {
+  const __m256i magnitude_mask = _mm256_set1_epi32(0x7FFFFFFF);
+  const __m256i inf = _mm256_set1_epi32(0x7F800000);
+  const __m256i half = _mm256_set1_epi32(0x7FFF);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i sign = _mm256_set1_epi32(0x8000);
+  const __m256i quiet = _mm256_set1_epi32(0x7FC0);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i high = _mm256_srli_epi32(bits, 16);
+    // Round to nearest even (a carry into the exponent makes inf of the largest values).
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(bits, _mm256_add_epi32(half, _mm256_and_si256(high, one))), 16);
+    // NaN: quiet, sign kept.
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, magnitude_mask), inf);
+    const __m256i canonical = _mm256_or_si256(_mm256_and_si256(high, sign), quiet);
+    const __m256i r = _mm256_blendv_epi8(rounded, canonical, nan);
+    // The eight 16-bit results from the 32-bit lanes, in order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_castsi256_si128(packed));
+  }
+  for (; i < n; ++i) dst[i] = NarrowBF16(src[i]);
+}
+
 }  // namespace
 
 bool WidensToF32(ir::ElementType type) {
@@ -124,6 +167,10 @@ void F32Converter::WidenRange(const void* src, int64_t begin, int64_t end, float
       return;
     case ir::ElementType::kBF16: {
       const uint16_t* s = static_cast<const uint16_t*>(src);
+      if (UseAvx2()) {
+        WidenBF16Lanes(s + begin, end - begin, dst + begin);
+        return;
+      }
       for (int64_t i = begin; i < end; ++i) dst[i] = WidenBF16(s[i]);
       return;
     }
@@ -151,6 +198,10 @@ void F32Converter::NarrowRange(const float* src, int64_t begin, int64_t end, voi
       return;
     case ir::ElementType::kBF16: {
       uint16_t* d = static_cast<uint16_t*>(dst);
+      if (UseAvx2()) {
+        NarrowBF16Lanes(src + begin, end - begin, d + begin);
+        return;
+      }
       for (int64_t i = begin; i < end; ++i) d[i] = NarrowBF16(src[i]);
       return;
     }

@@ -308,6 +308,90 @@ TEST(FastConvTest, TwoDimensionalSweep) {
   for (const Conv& c : cases) Check(c);
 }
 
+TEST(FastConvTest, DilatedInputsByPhase) {
+  // lhs dilation runs one output phase at a time over that phase's taps (fast_conv.cc
+  // RunPhases): with strides and rhs dilation shifting the phases, phases without any tap (zero
+  // outputs), feature groups, reversal, non-canonical layouts, 1-D and 3-D, and many rows.
+  std::vector<Conv> cases;
+  {
+    Conv c = Conv2d("lhs dilation 3x2, stride 2, rhs dilation 2");
+    c.lhs_dilate = {3, 2};
+    c.stride = {2, 1};
+    c.rhs_dilate = {2, 1};
+    c.pad = {3, 1, 2, 2};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("window 1 and 2 under dilation 2 and 3: phases without taps");
+    c.window = {1, 2};
+    c.lhs_dilate = {2, 3};
+    c.pad = {1, 0, 0, 2};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("lhs dilation with groups, reversal and nchw");
+    c.cin = 6;
+    c.cout = 9;
+    c.feature_groups = 3;
+    c.lhs_dilate = {2, 2};
+    c.pad = {2, 1, 1, 2};
+    c.reverse = {1, 0};
+    c.lhs = "bf01";
+    c.out = "bf01";
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("lhs dilation over many rows");
+    c.batch = 3;
+    c.in = {30, 21};
+    c.cin = 8;
+    c.cout = 5;
+    c.lhs_dilate = {2, 2};
+    c.pad = {2, 2, 2, 2};
+    cases.push_back(c);
+  }
+  {
+    Conv c = Conv2d("f64 lhs dilation");
+    c.type = "f64";
+    c.lhs_dilate = {2, 3};
+    c.pad = {1, 1, 2, 0};
+    cases.push_back(c);
+  }
+  for (const Conv& c : cases) Check(c);
+  Conv c3;
+  c3.name = "3-D lhs dilation";
+  c3.batch = 2;
+  c3.cin = 3;
+  c3.cout = 4;
+  c3.in = {4, 5, 3};
+  c3.window = {3, 2, 3};
+  c3.stride = {1, 1, 2};
+  c3.pad = {2, 2, 1, 1, 2, 1};
+  c3.lhs_dilate = {2, 1, 3};
+  c3.rhs_dilate = {1, 1, 1};
+  c3.reverse = {0, 1, 0};
+  c3.lhs = "b012f";
+  c3.rhs = "012io";
+  c3.out = "b012f";
+  Check(c3);
+  Conv c1;
+  c1.name = "1-D lhs dilation 4";
+  c1.batch = 2;
+  c1.cin = 3;
+  c1.cout = 2;
+  c1.in = {9};
+  c1.window = {5};
+  c1.stride = {1};
+  c1.pad = {4, 4};
+  c1.lhs_dilate = {4};
+  c1.rhs_dilate = {1};
+  c1.reverse = {0};
+  c1.lhs = "b0f";
+  c1.rhs = "0io";
+  c1.out = "b0f";
+  Check(c1);
+}
+
 TEST(FastConvTest, OneAndThreeDimensional) {
   Conv c1;
   c1.name = "1-D nwc";

@@ -88,6 +88,28 @@ TEST(WidenToF32Test, Bf16MatchesTheGenericConversions) {
   }
 }
 
+TEST(WidenToF32Test, Bf16ArraysRoundAsTheScalarConversion) {
+  // NarrowAll's vector lanes (AVX2) against NarrowBF16 over random bit patterns (every NaN
+  // payload, rounding carries into the exponent and to inf), with a tail shorter than a vector.
+  ThreadPool pool(3);
+  std::mt19937 rng(6);
+  std::vector<float> values(200003);
+  for (float& v : values) v = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+  const float edges[] = {0x1.fefffep127f, 0x1.ff0000p127f, 0x1.ff0002p127f, 0x1.010000p0f,
+                         0x1.018000p0f, 0x1.008000p0f, 0x1p-133f};
+  for (size_t i = 0; i < std::size(edges); ++i) {
+    values[2 * i] = edges[i];
+    values[2 * i + 1] = -edges[i];
+  }
+  std::vector<uint16_t> narrow(values.size());
+  F32Converter(ir::ElementType::kBF16)
+      .NarrowAll(values.data(), static_cast<int64_t>(values.size()), narrow.data(), pool);
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(narrow[i], NarrowBF16(values[i])) << i << " " << std::hex
+                                                << std::bit_cast<uint32_t>(values[i]);
+  }
+}
+
 TEST(WidenToF32Test, ConvertersOfEveryWidenedTypeMatchTheGenericConversions) {
   ThreadPool pool(3);
   std::mt19937 rng(5);
