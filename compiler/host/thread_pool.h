@@ -42,6 +42,7 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<int64_t> queued_{0};  // queue_.size(), read without the lock by spinning workers
   bool stop_ = false;
 };
 
