@@ -452,6 +452,22 @@ absl::StatusOr<llvm::Value*> ElementGenerator::GenerateUncached(const ir::Value*
       return GenerateReduceWindow(*inst, index);
     case Opcode::kSelectAndScatter:
       return GenerateSelectAndScatter(*inst, index);
+    case Opcode::kBitcastConvert: {
+      // A narrow float read from memory: its stored bits as they are (NaN payloads and
+      // signalling NaNs kept, which the widened value would lose).
+      const ir::Value* operand = inst->operand(0);
+      const ir::ElementType from = operand->type().element_type();
+      auto base = input_base_.find(operand);
+      const ir::Instruction* producer = operand->producer();
+      if (ir::NarrowFloatFormat(from) != nullptr && base != input_base_.end() &&
+          (producer == nullptr || !in_kernel_.contains(producer))) {
+        llvm::Type* storage = elemental_.StorageType(from);
+        llvm::Value* at = operand->type().dims().empty() ? b_.getInt64(0) : index.linear;
+        llvm::Value* bits = b_.CreateLoad(storage, b_.CreateGEP(storage, base->second, at));
+        return elemental_.FromStorage(v->type().element_type(), bits);
+      }
+      break;
+    }
     case Opcode::kIota: {
       const int64_t d = inst->attribute("iota_dimension")->i;
       llvm::Value* position = Multi(index)[d];

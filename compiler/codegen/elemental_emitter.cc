@@ -469,8 +469,14 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitElementwise(
       return Maximum(type, Maximum(type, operands[1], operands[0], true), operands[2], false);
     case Opcode::kConvert:
       return Convert(inst.operand(0)->type().element_type(), type, operands[0]);
-    case Opcode::kBitcastConvert:
+    case Opcode::kBitcastConvert: {
+      const ElementType from = inst.operand(0)->type().element_type();
+      if (ir::NarrowFloatFormat(from) != nullptr) {
+        // The narrow float's bits (a computed value's: NaNs canonical, as the evaluator's).
+        return b_.CreateBitCast(ToStorage(from, operands[0]), ComputeType(type));
+      }
       return b_.CreateBitCast(operands[0], ComputeType(type));
+    }
     case Opcode::kReducePrecision:
       return ReducePrecision(type, operands[0], inst.attribute("exponent_bits")->i,
                              inst.attribute("mantissa_bits")->i);

@@ -246,11 +246,14 @@ bool ElementalOpSupported(const ir::Instruction& inst, bool exact_f16) {
              e->i >= 1 && e->i <= 62 && m->i >= 0 && m->i <= 62;
     }
     case Opcode::kBitcastConvert:
-      // Same width (the shape is kept), between types whose computed value is their stored
-      // bits: bf16/f16 compute in f32 and canonicalize NaNs when stored, which would change the
-      // bits a bitcast must keep; pred is not a number of bits.
+      // Same width (the shape is kept); pred is not a number of bits. A narrow float (bf16,
+      // f16, f8...) computes in f32, so its bits are its stored bits, read as they are where the
+      // operand is a kernel input (the element generator) and rounded back to the type (NaNs
+      // canonical, as the evaluator stores computed ones) where it is computed. To a narrow
+      // float it is refused: that f32 would canonicalize the NaNs a bitcast must keep.
       return n == 1 && ir::BitWidth(in) == ir::BitWidth(t) && !pred && in != ElementType::kPred &&
-             ir::NarrowFloatFormat(in) == nullptr && ir::NarrowFloatFormat(t) == nullptr;
+             ir::NarrowFloatFormat(t) == nullptr &&
+             (ir::NarrowFloatFormat(in) == nullptr || ir::IsInteger(t));
     default:
       return false;
   }
@@ -281,6 +284,12 @@ bool ScalarRegionSupported(const ir::Computation& region, bool exact_f16) {
       if (!scalar(v)) return false;
     }
     if (!ElementalOpSupported(*inst, exact_f16)) return false;
+    // A region's narrow floats come loaded and widened: their NaNs' bits would not survive to
+    // a bitcast.
+    if (inst->opcode() == Opcode::kBitcastConvert &&
+        ir::NarrowFloatFormat(inst->operand(0)->type().element_type()) != nullptr) {
+      return false;
+    }
   }
   return region.return_instruction() != nullptr;
 }

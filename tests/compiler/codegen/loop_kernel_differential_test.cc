@@ -198,9 +198,11 @@ TEST(LoopKernelDifferentialTest, ConvertBetweenEveryPairOfTypes) {
 }
 
 TEST(LoopKernelDifferentialTest, BitcastConvertBetweenTypesOfOneWidth) {
-  // jax.random's bits -> floats. bf16/f16 are refused: they compute in f32 and canonicalize NaNs
-  // when stored, which would change the bits a bitcast keeps.
+  // jax.random's bits -> floats, and jnp.signbit/copysign's bf16/f16 -> i16. Bitcasts to bf16/f16
+  // are refused: those compute in f32 and canonicalize NaNs when stored, which would change the
+  // bits a bitcast keeps. From them to integers the stored bits are read as they are.
   int cases = 0, refused = 0;
+  auto narrow = [](ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; };
   for (const TypeInfo& from : kTypes) {
     for (const TypeInfo& to : kTypes) {
       if (from.type == ElementType::kPred || to.type == ElementType::kPred ||
@@ -211,12 +213,17 @@ TEST(LoopKernelDifferentialTest, BitcastConvertBetweenTypesOfOneWidth) {
       const std::string body =
           absl::StrCat("  %r = stablehlo.bitcast_convert %p0 : (tensor<", kN, "x", from.mlir,
                        ">) -> tensor<", kN, "x", to.mlir, ">");
-      KernelRun run = CompareWithEvaluator(Program({from.type}, to.type, body),
-                                           MakeInputs({from.type}, kN, 700 + cases++));
-      auto narrow = [](ElementType t) {
-        return t == ElementType::kBF16 || t == ElementType::kF16;
-      };
-      if (narrow(from.type) || narrow(to.type)) {
+      std::vector<ir::Literal> inputs = MakeInputs({from.type}, kN, 700 + cases++);
+      if (narrow(from.type)) {
+        // NaNs with payloads, signalling and quiet, of both signs, and infinities.
+        const uint16_t specials[] = {0x7F81, 0xFF81, 0x7FC1, 0xFFFF, 0x7C01, 0xFE01, 0x7D00,
+                                     0x7C00, 0xFC00, 0x7F80, 0xFF80, 0x8000};
+        for (size_t i = 0; i < std::size(specials); ++i) {
+          std::memcpy(inputs[0].mutable_bytes().data() + 2 * i, &specials[i], 2);
+        }
+      }
+      KernelRun run = CompareWithEvaluator(Program({from.type}, to.type, body), std::move(inputs));
+      if (narrow(to.type)) {
         EXPECT_FALSE(run.compiled);
         ++refused;
         continue;
@@ -227,6 +234,31 @@ TEST(LoopKernelDifferentialTest, BitcastConvertBetweenTypesOfOneWidth) {
   }
   EXPECT_GE(cases, 12);  // every 32- and 64-bit pair at least
   EXPECT_GT(refused, 0);
+  // A computed bf16/f16 operand: the bits of the value rounded to its type, as the evaluator
+  // stores it. (Which NaN arithmetic makes, its sign included, depends on operand order, for
+  // f32 as for these: the inputs here are finite, their sums overflow to inf at most.)
+  for (const char* t : {"bf16", "f16"}) {
+    SCOPED_TRACE(absl::StrCat("bitcast_convert of a computed ", t));
+    const ElementType et = std::string(t) == "bf16" ? ElementType::kBF16 : ElementType::kF16;
+    const std::string x = absl::StrCat("tensor<", kN, "x", t, ">");
+    const std::string body = absl::StrCat(
+        "  %s = stablehlo.add %p0, %p1 : ", x, "\n  %n = stablehlo.negate %s : ", x,
+        "\n  %r = stablehlo.bitcast_convert %n : (", x, ") -> tensor<", kN, "xi16>");
+    std::vector<ir::Literal> inputs = MakeInputs({et, et}, kN, 790);
+    const uint16_t exponent = et == ElementType::kBF16 ? 0x7F80 : 0x7C00;
+    const uint16_t one = et == ElementType::kBF16 ? 0x3F80 : 0x3C00;
+    for (ir::Literal& in : inputs) {
+      for (int64_t i = 0; i < kN; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, in.bytes().data() + 2 * i, 2);
+        if ((bits & exponent) == exponent) std::memcpy(in.mutable_bytes().data() + 2 * i, &one, 2);
+      }
+    }
+    KernelRun run =
+        CompareWithEvaluator(Program({et, et}, ElementType::kS16, body), std::move(inputs));
+    EXPECT_TRUE(run.compiled) << run.refusal;
+    EXPECT_EQ(run.mismatches, 0);
+  }
 }
 
 TEST(LoopKernelDifferentialTest, FusedChainWithIndexOpsAndScalarConstants) {
