@@ -74,14 +74,26 @@ class ScatterEmitter {
       const int64_t id = dims_.input_batching_dims[i];
       ri[id] = b_.CreateAdd(ri[id], position);
     }
+    // The window is applied only where it fits inside the input at its start (the evaluator's
+    // and XLA's rule): the start lies in [0, dim - extent] along every dim, the extent being the
+    // window's (1 along inserted and batching dims).
+    std::vector<int64_t> extent(input_dims.size(), 1);
     for (size_t i = 0; i < dims_.update_window_dims.size(); ++i) {
-      const int64_t id = dims_.window_input_dims[i];
-      ri[id] = b_.CreateAdd(ri[id], um[dims_.update_window_dims[i]]);
+      extent[dims_.window_input_dims[i]] = update_dims[dims_.update_window_dims[i]];
     }
     llvm::Value* inside = b_.getTrue();
     for (size_t d = 0; d < input_dims.size(); ++d) {
-      // Unsigned: a negative position reads as huge, so one compare checks both ends.
-      inside = b_.CreateAnd(inside, b_.CreateICmpULT(ri[d], b_.getInt64(input_dims[d])));
+      const int64_t last_start = input_dims[d] - extent[d];
+      if (last_start < 0) {
+        inside = b_.getFalse();
+        break;
+      }
+      // Unsigned: a negative start reads as huge, so one compare checks both ends.
+      inside = b_.CreateAnd(inside, b_.CreateICmpULE(ri[d], b_.getInt64(last_start)));
+    }
+    for (size_t i = 0; i < dims_.update_window_dims.size(); ++i) {
+      const int64_t id = dims_.window_input_dims[i];
+      ri[id] = b_.CreateAdd(ri[id], um[dims_.update_window_dims[i]]);
     }
     EMBER_ASSIGN_OR_RETURN(llvm::Value * update, generator_.Generate(updates, at));
     llvm::Value* destination = generator_.Linearize(ri, input_dims);

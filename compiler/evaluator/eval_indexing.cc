@@ -283,7 +283,15 @@ absl::StatusOr<std::vector<EvalValue>> EvalScatter(const ir::Instruction& inst,
   }
   const ir::Computation& update = *inst.regions()[0];
   const std::vector<int64_t> istr = fs::RowMajorStrides(is.dims());
-  // The in-bounds update elements in schedule (row-major) order and where each one goes.
+  // The update window's extent along each input dim (1 along inserted and batching dims). As
+  // XLA does, a window that does not fit inside the input at its start is skipped whole: the
+  // start must lie in [0, dim - extent] along every dim.
+  std::vector<int64_t> extent(static_cast<size_t>(rank), 1);
+  for (size_t i = 0; i < update_window_dims.size(); ++i) {
+    extent[window_input_dims[i]] = udims[update_window_dims[i]];
+  }
+  // The update elements of windows inside the input, in schedule (row-major) order, and where
+  // each one goes.
   std::vector<int64_t> destinations, sources;
   if (fs::Product(udims) > 0) {
     std::vector<int64_t> ui(udims.size(), 0), scatter_index(scatter_dims.size());
@@ -298,11 +306,13 @@ absl::StatusOr<std::vector<EvalValue>> EvalScatter(const ir::Instruction& inst,
         const int64_t d_start = indices_batching[i];
         ri[input_batching[i]] += scatter_index[d_start - (d_start < ivd ? 0 : 1)];
       }
+      bool inside = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        inside = inside && ri[d] >= 0 && ri[d] <= is.dim(d) - extent[d];
+      }
       for (size_t i = 0; i < update_window_dims.size(); ++i) {
         ri[window_input_dims[i]] += ui[update_window_dims[i]];
       }
-      bool inside = true;
-      for (int64_t d = 0; d < rank; ++d) inside = inside && ri[d] >= 0 && ri[d] < is.dim(d);
       if (inside) {
         destinations.push_back(fs::Linearize(ri, istr));
         sources.push_back(linear);

@@ -37,7 +37,11 @@ void ThreadPool::WorkerLoop() {
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
     while (queued_.load(std::memory_order_relaxed) == 0 &&
            std::chrono::steady_clock::now() < spin_until) {
+#if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
+#else
+      std::this_thread::yield();
+#endif
     }
     std::function<void()> task;
     {

@@ -491,9 +491,9 @@ func.func @main(%t: tensor<6x7x@T@>, %i: tensor<2x4x@I@>) -> tensor<4x2x3x@T@> {
 
 TEST(ScatterKernelDifferentialTest, ScatterAsJaxLowersIt) {
   // An embedding gradient (scatter-add with many duplicate rows), .at[].set with batching dims
-  // (a replacing region), and .at[].max of windows along two dims, some partly outside (their
-  // outside elements dropped, element by element). Indices signed and unsigned, some out of
-  // range. Bit for bit the evaluator's: updates apply in the same order.
+  // (a replacing region), and .at[].max of windows along two dims, some partly outside (skipped
+  // whole, as XLA skips them). Indices signed and unsigned, some out of range. Bit for bit the
+  // evaluator's: updates apply in the same order.
   struct Case {
     const char* name;
     const char* text;  // @T@: the element type, @I@: the index type, @B@: the region's body
