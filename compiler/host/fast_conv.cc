@@ -329,33 +329,27 @@ void ConvKernel::RunTyped(const T* lhs, const T* rhs, T* out, ThreadPool& pool) 
               for (int64_t p = 0; p < window_; ++p, dst += cin_g) {
                 int64_t at = b * x_stride[0] + g * cin_g;
                 bool inside = true;
+                int64_t taps = 1;  // window positions this copy fills
                 for (size_t j = 0; j < s; ++j) {
-                  if (j + 1 == s && q[j] == 0 && whole_rows && inner_run[o[j]] && inside) {
-                    // The innermost window row lies inside and contiguous: one copy for it.
-                    at += coord[j][o[j] * window_dims_[j]] * x_stride[j + 1];
-                    const int64_t taps = window_dims_[j];
-                    std::memcpy(dst, x + at, static_cast<size_t>(taps * cin_g) * sizeof(T));
-                    dst += (taps - 1) * cin_g;
-                    p += taps - 1;
-                    q[j] = taps - 1;
-                    inside = false;
-                    at = -1;
-                    break;
-                  }
                   const int64_t c = coord[j][o[j] * window_dims_[j] + q[j]];
                   if (c < 0) {
                     inside = false;
                     break;
                   }
                   at += c * x_stride[j + 1];
+                  // The innermost window row lies inside and contiguous: one copy for it.
+                  if (j + 1 == s && q[j] == 0 && whole_rows && inner_run[o[j]]) {
+                    taps = window_dims_[j];
+                  }
                 }
-                if (at < 0) {
-                  // (copied above)
-                } else if (inside) {
-                  std::memcpy(dst, x + at, static_cast<size_t>(cin_g) * sizeof(T));
+                if (inside) {
+                  std::memcpy(dst, x + at, static_cast<size_t>(taps * cin_g) * sizeof(T));
                 } else {
                   std::fill_n(dst, cin_g, T(0));
                 }
+                dst += (taps - 1) * cin_g;
+                p += taps - 1;
+                if (s > 0) q[s - 1] += taps - 1;
                 for (size_t j = s; j-- > 0;) {
                   if (++q[j] < window_dims_[j]) break;
                   q[j] = 0;
@@ -496,13 +490,14 @@ void ConvKernel::RunPhases(const T* x, const T* w, T* y,
   }
   pool.ParallelFor(static_cast<int64_t>(items.size()), 1, [&](int64_t i0, int64_t i1) {
     thread_local std::vector<T> col, part;
-    std::vector<int64_t> o(s), at_out(s), tap(s);
+    std::vector<int64_t> at_out(s), tap(s);
     for (int64_t i = i0; i < i1; ++i) {
       const Item& item = items[i];
       const Phase& ph = phases[item.phase];
       const int64_t kgp = ph.taps * cin_g;
-      // The output row of each of the item's rows.
-      std::vector<int64_t> out_row(static_cast<size_t>(item.n));
+      // Each of the item's rows: its output row, batch and output position per spatial dim.
+      std::vector<int64_t> out_row(static_cast<size_t>(item.n)), batch(out_row.size()),
+          position(out_row.size() * s);
       int64_t rest = item.r0;
       for (size_t j = s; j-- > 0;) {
         const int64_t size = static_cast<int64_t>(ph.dims[j]->outputs.size());
@@ -513,10 +508,11 @@ void ConvKernel::RunPhases(const T* x, const T* w, T* y,
       for (int64_t r = 0; r < item.n; ++r) {
         int64_t row = b * out_per_batch;
         for (size_t j = 0; j < s; ++j) {
-          o[j] = ph.dims[j]->outputs[at_out[j]];
-          row += o[j] * out_stride[j];
+          position[r * s + j] = ph.dims[j]->outputs[at_out[j]];
+          row += position[r * s + j] * out_stride[j];
         }
         out_row[r] = row;
+        batch[r] = b;
         for (size_t j = s; j-- > 0;) {
           if (++at_out[j] < static_cast<int64_t>(ph.dims[j]->outputs.size())) break;
           at_out[j] = 0;
@@ -534,17 +530,11 @@ void ConvKernel::RunPhases(const T* x, const T* w, T* y,
       part.resize(static_cast<size_t>(item.n * cout_g));
       for (int64_t g = 0; g < groups_; ++g) {
         for (int64_t r = 0; r < item.n; ++r) {
-          int64_t rem = out_row[r];
-          const int64_t batch = rem / out_per_batch;
-          rem %= out_per_batch;
-          for (size_t j = 0; j < s; ++j) {
-            o[j] = rem / out_stride[j];
-            rem %= out_stride[j];
-          }
+          const int64_t* o = position.data() + r * s;
           T* dst = col.data() + r * kgp;
           std::fill(tap.begin(), tap.end(), 0);
           for (int64_t k = 0; k < ph.taps; ++k, dst += cin_g) {
-            int64_t at = batch * x_stride[0] + g * cin_g;
+            int64_t at = batch[r] * x_stride[0] + g * cin_g;
             bool inside = true;
             for (size_t j = 0; j < s; ++j) {
               const int64_t c =
