@@ -19,7 +19,9 @@
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/collective_thunk.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/fft_thunk.h"
 #include "compiler/host/launch_id_thunk.h"
+#include "compiler/host/linalg_thunk.h"
 #include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
 #include "compiler/host/top_k_thunk.h"
@@ -501,6 +503,19 @@ class HostCompilation {
         }
       }
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
+          OutputsAreResults(kernel)) {
+        if (std::unique_ptr<HostThunk> linalg = Linalg(*kernel.root(), name); linalg != nullptr) {
+          thunks.push_back(std::move(linalg));
+          ++fast_kernels;
+          continue;
+        }
+        if (std::unique_ptr<HostThunk> fft = Fft(*kernel.root(), name); fft != nullptr) {
+          thunks.push_back(std::move(fft));
+          ++fast_kernels;
+          continue;
+        }
+      }
+      if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
           kernel.root()->opcode() == ir::Opcode::kCustomCall) {
         if (std::unique_ptr<HostThunk> top_k = TopK(*kernel.root(), name); top_k != nullptr) {
           thunks.push_back(std::move(top_k));
@@ -943,6 +958,55 @@ class HostCompilation {
     return CollectiveThunk::Create(absl::StrCat("collective.", index, " (", op.Describe(), ")"),
                                    op, std::move(operands), Refs(kernel.outputs),
                                    std::move(fallback), why);
+  }
+
+  // cholesky, triangular_solve or ember_lu as a library call on the launch's buffers
+  // (LinalgThunk); null for other ops, and for one it does not take, with the reason in the cost
+  // report (the evaluator's op table runs it).
+  std::unique_ptr<HostThunk> Linalg(const ir::Instruction& op, const std::string& name) {
+    if (!LinalgThunk::IsLinalgOp(op)) return nullptr;
+    std::string why = LinalgThunk::Refusal(op);
+    std::vector<ValueRef> operands;
+    for (const ir::Value* v : op.operands()) {
+      operands.push_back(refs_.at(v));
+      if (why.empty() && operands.back().kind == ValueRef::Kind::kOther) {
+        why = "an operand has no buffer";
+      }
+    }
+    if (!why.empty()) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(), "): the evaluator runs it: ",
+                      why, "\n");
+      return nullptr;
+    }
+    std::vector<ValueRef> results;
+    for (size_t r = 0; r < op.num_results(); ++r) {
+      ValueRef to;
+      to.kind = ValueRef::Kind::kOther;  // a result nothing reads
+      to.value = op.result(r);
+      if (auto it = refs_.find(op.result(r)); it != refs_.end()) to = it->second;
+      results.push_back(to);
+    }
+    return LinalgThunk::Create(absl::StrCat("linalg.", name, " (", op.Describe(), ")"), op,
+                               std::move(operands), std::move(results));
+  }
+
+  // An fft as a library call (FftThunk); null for other ops, and for an fft it does not take,
+  // with the reason in the cost report (the evaluator's op table runs it).
+  std::unique_ptr<HostThunk> Fft(const ir::Instruction& op, const std::string& name) {
+    if (op.opcode() != ir::Opcode::kFft) return nullptr;
+    std::string why = FftThunk::Refusal(op);  // (one operand, one result when empty)
+    auto result = why.empty() ? refs_.find(op.result()) : refs_.end();
+    if (why.empty() && (refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther ||
+                        result == refs_.end() || result->second.kind == ValueRef::Kind::kOther)) {
+      why = "its operand or result has no buffer";
+    }
+    if (!why.empty()) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(), "): the evaluator runs it: ",
+                      why, "\n");
+      return nullptr;
+    }
+    return FftThunk::Create(absl::StrCat("fft.", name, " (", op.Describe(), ")"), op,
+                            refs_.at(op.operand(0)), result->second);
   }
 
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k

@@ -1,0 +1,57 @@
+// Internal to compiler/host: dense factorizations and solves on one row-major matrix in its own
+// element type, through Eigen's blocked algorithms (their trailing updates are matrix products),
+// for the linear-algebra thunk (linalg_thunk.h). Built like the GEMM of fast_dot.cc: once for the
+// baseline ISA (dense_solvers.cc) and, for f32/f64, once for AVX2 + FMA (dense_solvers_avx2.cc),
+// chosen at run time by CPU. Sums are reassociated, so results differ from the evaluator's (which
+// works in double and rounds once) in the last bits, as XLA:CPU's LAPACK results do.
+//
+// S is float, double, std::complex<float> or std::complex<double>.
+#ifndef EMBER_COMPILER_HOST_DENSE_SOLVERS_H_
+#define EMBER_COMPILER_HOST_DENSE_SOLVERS_H_
+
+#include <complex>
+#include <cstdint>
+
+namespace ember::host::fast {
+
+// The Cholesky factor of the Hermitian positive definite n x n matrix `a` holds in its `lower`
+// (else upper) triangle, in place: L with A = L L^H (else U with A = U^H U) in that triangle,
+// zeros in the other. The other triangle is never read. False, with `a` unspecified, when a
+// pivot is not positive (or NaN): the matrix is not positive definite.
+bool Cholesky(float* a, int64_t n, bool lower);
+bool Cholesky(double* a, int64_t n, bool lower);
+bool Cholesky(std::complex<float>* a, int64_t n, bool lower);
+bool Cholesky(std::complex<double>* a, int64_t n, bool lower);
+
+// How triangular_solve reads its matrix (StableHLO's attributes).
+struct TriangularForm {
+  enum class Transpose { kNone, kTranspose, kAdjoint };
+  bool left_side = true;  // op(a) x = b, else x op(a) = b
+  bool lower = true;      // which triangle of a is read
+  bool unit_diagonal = false;
+  Transpose transpose = Transpose::kNone;
+};
+// Solves for x in place of `b` (rows x cols; n = rows for a left-side solve, cols for a right
+// side) with the n x n triangular matrix op(a), reading only a's `lower` (else upper) triangle,
+// and not its diagonal when unit_diagonal. `a` and `b` must not overlap.
+void TriangularSolve(const float* a, float* b, int64_t rows, int64_t cols,
+                     const TriangularForm& form);
+void TriangularSolve(const double* a, double* b, int64_t rows, int64_t cols,
+                     const TriangularForm& form);
+void TriangularSolve(const std::complex<float>* a, std::complex<float>* b, int64_t rows,
+                     int64_t cols, const TriangularForm& form);
+void TriangularSolve(const std::complex<double>* a, std::complex<double>* b, int64_t rows,
+                     int64_t cols, const TriangularForm& form);
+
+// LAPACK xGETRF, blocked: A = P L U with partial pivoting, in place (L's multipliers below the
+// diagonal, U on and above it). pivots[j] (min(rows, cols) of them, 0-based) is the row step j
+// swapped with: the first of largest |re| + |im| on or below the diagonal (a NaN is never
+// larger); a zero pivot leaves its column unscaled, as the evaluator's LuFactor does.
+void LuFactor(float* a, int64_t rows, int64_t cols, int32_t* pivots);
+void LuFactor(double* a, int64_t rows, int64_t cols, int32_t* pivots);
+void LuFactor(std::complex<float>* a, int64_t rows, int64_t cols, int32_t* pivots);
+void LuFactor(std::complex<double>* a, int64_t rows, int64_t cols, int32_t* pivots);
+
+}  // namespace ember::host::fast
+
+#endif  // EMBER_COMPILER_HOST_DENSE_SOLVERS_H_

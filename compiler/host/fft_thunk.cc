@@ -1,0 +1,156 @@
+#include "compiler/host/fft_thunk.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/host/scratch_memory.h"
+#include "compiler/host/thread_scratch.h"
+
+namespace ember::host {
+namespace {
+
+using eval::FftComplex;
+using ir::ElementType;
+
+bool Supported(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kC64 ||
+         t == ElementType::kC128;
+}
+
+bool IsRowMajor(const ir::ValueType& t) {
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());
+  return plain.ok() && *plain == t.shape();
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t c = 1;
+  for (int64_t d : dims) c *= d;
+  return c;
+}
+
+// Elements [begin, end) of a buffer of `type` as complex<double>.
+void Widen(ElementType type, const uint8_t* in, FftComplex* out, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    switch (type) {
+      case ElementType::kF32: {
+        float v;
+        std::memcpy(&v, in + 4 * i, 4);
+        out[i] = FftComplex(v, 0);
+        break;
+      }
+      case ElementType::kF64: {
+        double v;
+        std::memcpy(&v, in + 8 * i, 8);
+        out[i] = FftComplex(v, 0);
+        break;
+      }
+      case ElementType::kC64: {
+        float v[2];
+        std::memcpy(v, in + 8 * i, 8);
+        out[i] = FftComplex(v[0], v[1]);
+        break;
+      }
+      default:
+        std::memcpy(&out[i], in + 16 * i, 16);
+        break;
+    }
+  }
+}
+
+// Rounds elements [begin, end) into `type` (real types keep the real parts), as the evaluator's
+// LiteralFrom does.
+void Narrow(ElementType type, const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    switch (type) {
+      case ElementType::kF32: {
+        const float v = static_cast<float>(in[i].real());
+        std::memcpy(out + 4 * i, &v, 4);
+        break;
+      }
+      case ElementType::kF64: {
+        const double v = in[i].real();
+        std::memcpy(out + 8 * i, &v, 8);
+        break;
+      }
+      case ElementType::kC64: {
+        const float v[2] = {static_cast<float>(in[i].real()), static_cast<float>(in[i].imag())};
+        std::memcpy(out + 8 * i, v, 8);
+        break;
+      }
+      default:
+        std::memcpy(out + 16 * i, &in[i], 16);
+        break;
+    }
+  }
+}
+
+struct FftLineOwner {};
+
+}  // namespace
+
+std::string FftThunk::Refusal(const ir::Instruction& inst) {
+  if (inst.opcode() != ir::Opcode::kFft) return "not an fft";
+  absl::StatusOr<eval::FftForm> form = eval::FftForm::Read(inst);
+  if (!form.ok()) return std::string(form.status().message());
+  const ir::ValueType& in = inst.operand(0)->type();
+  const ir::ValueType& out = inst.result(0)->type();
+  if (!Supported(in.element_type()) || !Supported(out.element_type())) {
+    return absl::StrCat("no library fft for ", in.ToString(), " -> ", out.ToString(),
+                        " (f32, f64, c64 and c128 only)");
+  }
+  if (!IsRowMajor(in) || !IsRowMajor(out)) return "an operand or result not in row-major layout";
+  return "";
+}
+
+std::unique_ptr<FftThunk> FftThunk::Create(std::string name, const ir::Instruction& inst,
+                                           ValueRef operand, ValueRef result) {
+  if (!Refusal(inst).empty()) return nullptr;
+  std::unique_ptr<FftThunk> thunk(
+      new FftThunk(std::move(name), *eval::FftForm::Read(inst), operand, result));
+  thunk->in_type_ = inst.operand(0)->type().element_type();
+  thunk->out_type_ = inst.result(0)->type().element_type();
+  return thunk;
+}
+
+absl::Status FftThunk::Run(HostRunContext& context) const {
+  const eval::FftForm& form = plan_.form();
+  const int64_t in_count = Count(form.in_dims), out_count = Count(form.out_dims);
+  if (out_count == 0) return absl::OkStatus();
+  const bool real_out = form.type == eval::FftForm::Type::kIrfft;
+  const int64_t work_count = real_out ? Count(form.full_dims) : 0;
+  ScratchMemory memory;
+  EMBER_ASSIGN_OR_RETURN(void* arrays,
+                         memory.Allocate((in_count + work_count) * sizeof(FftComplex), name()));
+  FftComplex* in = static_cast<FftComplex*>(arrays);
+  FftComplex* work = in + in_count;
+  ThreadPool& pool = context.pool();
+  constexpr int64_t kElementsPerPart = 1 << 14;
+  const uint8_t* operand = context.Address(operand_);
+  pool.ParallelFor(in_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
+    Widen(in_type_, operand, in, begin, end);
+  });
+  const int64_t scratch = plan_.scratch_size();
+  const FftComplex* out = plan_.Run(
+      in, work,
+      [&](FftComplex* data, const eval::FftAxisLines& lines, const eval::FftLinePlan& plan,
+          bool inverse) {
+        const int64_t min_lines = std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(1, lines.n));
+        pool.ParallelFor(lines.count, min_lines, [&](int64_t begin, int64_t end) {
+          fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
+          FftComplex* line = buffers.Get(0, lines.n);
+          FftComplex* line_scratch = buffers.Get(1, scratch);
+          eval::TransformFftLines(data, lines, plan, inverse, begin, end, line, line_scratch);
+        });
+      });
+  uint8_t* result = context.Address(result_);
+  pool.ParallelFor(out_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
+    Narrow(out_type_, out, result, begin, end);
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace ember::host

@@ -1,0 +1,260 @@
+#include "compiler/host/linalg_thunk.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/host/scratch_memory.h"
+
+namespace ember::host {
+namespace {
+
+using ir::ElementType;
+
+bool IsLu(const ir::Instruction& inst) {
+  if (inst.opcode() != ir::Opcode::kCustomCall) return false;
+  const ir::Attribute* target = inst.attribute("call_target_name");
+  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
+         target->s == "ember_lu";
+}
+
+bool IsRowMajor(const ir::ValueType& t) {
+  if (!t.is_tensor()) return false;
+  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());
+  return plain.ok() && *plain == t.shape();
+}
+
+// A boolean attribute (bool, or an integer as some producers write it); `fallback` when absent,
+// nullopt when it is something else.
+std::optional<bool> BoolAttr(const ir::Instruction& inst, const char* name,
+                             std::optional<bool> fallback) {
+  const ir::Attribute* a = inst.attribute(name);
+  if (a == nullptr) return fallback;
+  if (a->kind == ir::Attribute::Kind::kBool) return a->b;
+  if (a->kind == ir::Attribute::Kind::kInt) return a->i != 0;
+  return std::nullopt;
+}
+
+std::vector<int64_t> BatchDims(const std::vector<int64_t>& dims) {
+  return std::vector<int64_t>(dims.begin(), dims.end() - 2);
+}
+
+// Where the shapes do not fit, "" otherwise (then `form`, `lower` are read).
+std::string CheckShapes(const ir::Instruction& inst, bool* lower, fast::TriangularForm* form) {
+  const ir::ValueType& a = inst.operand(0)->type();
+  const std::vector<int64_t>& ad = a.dims();
+  if (ad.size() < 2) return absl::StrCat("an operand of rank ", ad.size(), " (rank >= 2 needed)");
+  const int64_t rows = ad[ad.size() - 2], cols = ad.back();
+  switch (inst.opcode()) {
+    case ir::Opcode::kCholesky: {
+      if (inst.operands().size() != 1 || inst.num_results() != 1) return "malformed cholesky";
+      if (rows != cols) return "a matrix that is not square";
+      if (inst.result(0)->type().dims() != ad) return "a result of another shape";
+      std::optional<bool> l = BoolAttr(inst, "lower", false);
+      if (!l.has_value()) return "a 'lower' that is not a boolean";
+      *lower = *l;
+      return "";
+    }
+    case ir::Opcode::kTriangularSolve: {
+      if (inst.operands().size() != 2 || inst.num_results() != 1) {
+        return "malformed triangular_solve";
+      }
+      const std::vector<int64_t>& bd = inst.operand(1)->type().dims();
+      std::optional<bool> left = BoolAttr(inst, "left_side", std::nullopt);
+      std::optional<bool> low = BoolAttr(inst, "lower", std::nullopt);
+      std::optional<bool> unit = BoolAttr(inst, "unit_diagonal", false);
+      if (!left.has_value() || !low.has_value() || !unit.has_value()) {
+        return "missing or malformed left_side/lower/unit_diagonal";
+      }
+      const ir::Attribute* t = inst.attribute("transpose_a");
+      const std::string transpose =
+          t == nullptr ? "NO_TRANSPOSE"
+                       : (t->kind == ir::Attribute::Kind::kString ? t->s : std::string("?"));
+      if (transpose == "NO_TRANSPOSE") {
+        form->transpose = fast::TriangularForm::Transpose::kNone;
+      } else if (transpose == "TRANSPOSE") {
+        form->transpose = fast::TriangularForm::Transpose::kTranspose;
+      } else if (transpose == "ADJOINT") {
+        form->transpose = fast::TriangularForm::Transpose::kAdjoint;
+      } else {
+        return "an unknown transpose_a";
+      }
+      form->left_side = *left;
+      form->lower = *low;
+      form->unit_diagonal = *unit;
+      if (rows != cols || bd.size() != ad.size() || BatchDims(bd) != BatchDims(ad) ||
+          (*left ? bd[bd.size() - 2] : bd.back()) != rows) {
+        return "shapes that do not fit the solve";
+      }
+      if (inst.result(0)->type().dims() != bd) return "a result of another shape";
+      return "";
+    }
+    default: {  // ember_lu
+      if (inst.operands().size() != 1 || inst.num_results() != 3) return "malformed ember_lu";
+      std::vector<int64_t> pivots = BatchDims(ad), perm = BatchDims(ad);
+      pivots.push_back(std::min(rows, cols));
+      perm.push_back(rows);
+      const ir::ValueType& p = inst.result(1)->type();
+      const ir::ValueType& q = inst.result(2)->type();
+      if (inst.result(0)->type().dims() != ad || !p.is_tensor() || !q.is_tensor() ||
+          p.dims() != pivots || q.dims() != perm || p.element_type() != ElementType::kS32 ||
+          q.element_type() != ElementType::kS32 || !IsRowMajor(p) || !IsRowMajor(q)) {
+        return "results that are not (lu, s32 pivots, s32 permutation)";
+      }
+      return "";
+    }
+  }
+}
+
+template <typename S>
+void FillNaN(S* m, int64_t count) {
+  std::fill(m, m + count, S(std::numeric_limits<double>::quiet_NaN()));
+}
+
+// dst = src for `count` elements unless they are the same memory.
+template <typename S>
+void CopyMatrix(const S* src, S* dst, int64_t count) {
+  if (src != dst) std::memmove(dst, src, static_cast<size_t>(count) * sizeof(S));
+}
+
+}  // namespace
+
+bool LinalgThunk::IsLinalgOp(const ir::Instruction& inst) {
+  return inst.opcode() == ir::Opcode::kCholesky || inst.opcode() == ir::Opcode::kTriangularSolve ||
+         IsLu(inst);
+}
+
+std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
+  if (!IsLinalgOp(inst)) return "not a linear-algebra op";
+  if (inst.operands().empty() || inst.num_results() == 0) return "malformed op";
+  const ir::ValueType& a = inst.operand(0)->type();
+  if (!a.is_tensor()) return "a non-array operand";
+  const ElementType type = a.element_type();
+  if (type != ElementType::kF32 && type != ElementType::kF64 && type != ElementType::kC64 &&
+      type != ElementType::kC128) {
+    return absl::StrCat("no library kernel for ", std::string(ir::ElementTypeName(type)),
+                        " (f32, f64, c64 and c128 only)");
+  }
+  for (const ir::Value* v : inst.operands()) {
+    if (!IsRowMajor(v->type()) || v->type().element_type() != type) {
+      return "operands of other types or layouts";
+    }
+  }
+  if (!IsRowMajor(inst.result(0)->type()) || inst.result(0)->type().element_type() != type) {
+    return "a result of another type or layout";
+  }
+  bool lower = false;
+  fast::TriangularForm form;
+  return CheckShapes(inst, &lower, &form);
+}
+
+std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Instruction& inst,
+                                                 std::vector<ValueRef> operands,
+                                                 std::vector<ValueRef> results) {
+  if (!Refusal(inst).empty()) return nullptr;
+  std::unique_ptr<LinalgThunk> thunk(
+      new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
+  CheckShapes(inst, &thunk->lower_, &thunk->form_);
+  thunk->op_ = inst.opcode() == ir::Opcode::kCholesky        ? Op::kCholesky
+               : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
+                                                              : Op::kLu;
+  thunk->type_ = inst.operand(0)->type().element_type();
+  const std::vector<int64_t>& out = inst.result(0)->type().dims();
+  thunk->batch_ = 1;
+  for (size_t i = 0; i + 2 < out.size(); ++i) thunk->batch_ *= out[i];
+  thunk->rows_ = out[out.size() - 2];
+  thunk->cols_ = out.back();
+  thunk->n_ = inst.operand(0)->type().dims().back();
+  return thunk;
+}
+
+absl::Status LinalgThunk::Run(HostRunContext& context) const {
+  switch (type_) {
+    case ElementType::kF32:
+      return RunTyped<float>(context);
+    case ElementType::kF64:
+      return RunTyped<double>(context);
+    case ElementType::kC64:
+      return RunTyped<std::complex<float>>(context);
+    case ElementType::kC128:
+      return RunTyped<std::complex<double>>(context);
+    default:
+      return absl::InternalError(absl::StrCat(name(), ": no kernel for the element type"));
+  }
+}
+
+template <typename S>
+absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
+  const int64_t per = rows_ * cols_;
+  if (batch_ == 0 || per == 0) return absl::OkStatus();
+  const int64_t k = std::min(rows_, cols_);
+  ScratchMemory memory;
+  // A result nothing reads still needs somewhere to go.
+  auto place = [&](const ValueRef& ref, uint64_t bytes) -> absl::StatusOr<uint8_t*> {
+    if (ref.kind != ValueRef::Kind::kOther) return context.Address(ref);
+    EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(bytes, name()));
+    return static_cast<uint8_t*>(p);
+  };
+  EMBER_ASSIGN_OR_RETURN(uint8_t* out_bytes, place(results_[0], batch_ * per * sizeof(S)));
+  S* out = reinterpret_cast<S*>(out_bytes);
+  const S* in = reinterpret_cast<const S*>(
+      context.Address(operands_[op_ == Op::kTriangularSolve ? 1 : 0]));
+  switch (op_) {
+    case Op::kCholesky:
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          S* m = out + b * per;
+          CopyMatrix(in + b * per, m, per);
+          if (!fast::Cholesky(m, n_, lower_)) FillNaN(m, per);
+        }
+      });
+      return absl::OkStatus();
+    case Op::kTriangularSolve: {
+      const S* a = reinterpret_cast<const S*>(context.Address(operands_[0]));
+      const int64_t a_per = n_ * n_;
+      // The result overwrites b's copy matrix by matrix: a must not share its memory.
+      if (a < out + batch_ * per && out < a + batch_ * a_per) {
+        EMBER_ASSIGN_OR_RETURN(void* copy, memory.Allocate(batch_ * a_per * sizeof(S), name()));
+        std::memcpy(copy, a, static_cast<size_t>(batch_ * a_per) * sizeof(S));
+        a = static_cast<const S*>(copy);
+      }
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          CopyMatrix(in + b * per, out + b * per, per);
+          fast::TriangularSolve(a + b * a_per, out + b * per, rows_, cols_, form_);
+        }
+      });
+      return absl::OkStatus();
+    }
+    case Op::kLu: {
+      EMBER_ASSIGN_OR_RETURN(uint8_t* pivots_bytes,
+                             place(results_[1], batch_ * k * sizeof(int32_t)));
+      EMBER_ASSIGN_OR_RETURN(uint8_t* perm_bytes,
+                             place(results_[2], batch_ * rows_ * sizeof(int32_t)));
+      int32_t* pivots = reinterpret_cast<int32_t*>(pivots_bytes);
+      int32_t* perm = reinterpret_cast<int32_t*>(perm_bytes);
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          CopyMatrix(in + b * per, out + b * per, per);
+          int32_t* p = pivots + b * k;
+          fast::LuFactor(out + b * per, rows_, cols_, p);
+          // The permutation the pivots' swaps make of 0..rows-1, in order.
+          int32_t* q = perm + b * rows_;
+          std::iota(q, q + rows_, 0);
+          for (int64_t j = 0; j < k; ++j) std::swap(q[j], q[p[j]]);
+        }
+      });
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ember::host

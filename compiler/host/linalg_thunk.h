@@ -1,0 +1,58 @@
+// The linear-algebra ops run as library calls on the launch's buffers (dense_solvers.h): cholesky,
+// triangular_solve and custom_call @ember_lu (JAX's lu on Ember, LAPACK getrf's outputs), in
+// f32, f64, c64 and c128, the matrices of a batch split across the thread pool. Each result
+// matrix starts as a copy of its operand and is factored or solved in place, in the element type
+// with blocked algorithms, as XLA:CPU's LAPACK computes them (the evaluator, which stays the
+// oracle, works in double and rounds once). The outputs' semantics are the evaluator's: a
+// cholesky that meets a pivot that is not positive (or NaN) gives NaN for all of that matrix,
+// the triangle not read is zero; ember_lu's pivots and permutation are 0-based int32.
+// Other element types (bf16, f16) stay on the evaluator's op table: Refusal says so, and the
+// cost report shows it.
+#ifndef EMBER_COMPILER_HOST_LINALG_THUNK_H_
+#define EMBER_COMPILER_HOST_LINALG_THUNK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/host/dense_solvers.h"
+#include "compiler/host/host_thunks.h"
+
+namespace ember::host {
+
+class LinalgThunk final : public HostThunk {
+ public:
+  // Whether `instruction` is one of the ops above with operands and results this thunk takes:
+  // "" if so, else why not ("not a linear-algebra op" for every other op).
+  static std::string Refusal(const ir::Instruction& instruction);
+  static bool IsLinalgOp(const ir::Instruction& instruction);
+  // `operands` and `results` in the op's order (a result nothing reads has kind kOther). Null
+  // when Refusal(instruction) is not empty.
+  static std::unique_ptr<LinalgThunk> Create(std::string name, const ir::Instruction& instruction,
+                                             std::vector<ValueRef> operands,
+                                             std::vector<ValueRef> results);
+  absl::Status Run(HostRunContext& context) const override;
+
+ private:
+  enum class Op { kCholesky, kTriangularSolve, kLu };
+  LinalgThunk(std::string name, std::vector<ValueRef> operands, std::vector<ValueRef> results)
+      : HostThunk(Kind::kLibraryCall, std::move(name)), operands_(std::move(operands)),
+        results_(std::move(results)) {}
+  template <typename S>
+  absl::Status RunTyped(HostRunContext& context) const;
+
+  std::vector<ValueRef> operands_;
+  std::vector<ValueRef> results_;
+  Op op_ = Op::kCholesky;
+  ir::ElementType type_ = ir::ElementType::kInvalid;
+  int64_t batch_ = 1;
+  int64_t rows_ = 0, cols_ = 0;  // of each result matrix (the first result's)
+  int64_t n_ = 0;                // of the square operand (cholesky, triangular_solve's a)
+  bool lower_ = false;           // cholesky
+  fast::TriangularForm form_;    // triangular_solve
+};
+
+}  // namespace ember::host
+
+#endif  // EMBER_COMPILER_HOST_LINALG_THUNK_H_

@@ -1,0 +1,401 @@
+// cholesky, triangular_solve and custom_call @ember_lu on the host backend's library thunk
+// (linalg_thunk.h) against the evaluator, which computes in double and rounds once: f32, f64,
+// c64 and c128; batches; matrices below and above the solvers' block sizes; every form of
+// triangular_solve (side, triangle, transpose, unit diagonal); the triangle not read filled with
+// garbage; a matrix that is not positive definite, or NaN, gives NaN for that matrix only;
+// LU pivots and permutations equal, singular and rectangular matrices included; results nothing
+// reads; bf16 stays on the evaluator with the reason in the cost report. Factors agree to a few
+// ulp of the type scaled by the size (sums are reassociated), not bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/passes/pass.h"
+#include "tests/compiler/host/host_test_util.h"
+#include "tests/compiler/parse_module.h"
+
+namespace ember::host {
+namespace {
+
+using namespace testing;  // NOLINT: the host test helpers
+using Complex = std::complex<double>;
+
+struct Type {
+  ir::ElementType type;
+  const char* mlir;
+  double tolerance;  // relative, per element, scaled by the matrix size
+};
+const Type kTypes[] = {{ir::ElementType::kF32, "f32", 2e-6},
+                       {ir::ElementType::kF64, "f64", 4e-15},
+                       {ir::ElementType::kC64, "complex<f32>", 2e-6},
+                       {ir::ElementType::kC128, "complex<f64>", 4e-15}};
+
+std::string TensorType(const std::vector<int64_t>& dims, const char* type) {
+  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
+}
+
+bool IsComplexType(ir::ElementType t) {
+  return t == ir::ElementType::kC64 || t == ir::ElementType::kC128;
+}
+
+ir::Literal MakeLiteral(ir::ElementType type, const std::vector<int64_t>& dims,
+                        const std::vector<Complex>& values) {
+  ir::Literal lit = ir::Literal::Create(ir::Shape::Make(type, dims).value()).value();
+  uint8_t* out = lit.mutable_bytes().data();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Complex v = values[i];
+    switch (type) {
+      case ir::ElementType::kF32: {
+        const float f = static_cast<float>(v.real());
+        std::memcpy(out + 4 * i, &f, 4);
+        break;
+      }
+      case ir::ElementType::kF64:
+        std::memcpy(out + 8 * i, &v, 8);
+        break;
+      case ir::ElementType::kC64: {
+        const float f[2] = {static_cast<float>(v.real()), static_cast<float>(v.imag())};
+        std::memcpy(out + 8 * i, f, 8);
+        break;
+      }
+      default:
+        std::memcpy(out + 16 * i, &v, 16);
+        break;
+    }
+  }
+  return lit;
+}
+
+std::vector<Complex> Values(const ir::Literal& lit) {
+  const int64_t n = lit.shape().element_count();
+  std::vector<Complex> v(static_cast<size_t>(n));
+  const uint8_t* p = lit.bytes().data();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (lit.element_type()) {
+      case ir::ElementType::kF32: {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        v[i] = f;
+        break;
+      }
+      case ir::ElementType::kF64: {
+        double d;
+        std::memcpy(&d, p + 8 * i, 8);
+        v[i] = d;
+        break;
+      }
+      case ir::ElementType::kC64: {
+        float f[2];
+        std::memcpy(f, p + 8 * i, 8);
+        v[i] = Complex(f[0], f[1]);
+        break;
+      }
+      case ir::ElementType::kC128:
+        std::memcpy(&v[i], p + 16 * i, 16);
+        break;
+      case ir::ElementType::kS32: {
+        int32_t x;
+        std::memcpy(&x, p + 4 * i, 4);
+        v[i] = x;
+        break;
+      }
+      default:
+        ADD_FAILURE() << "unexpected type";
+    }
+  }
+  return v;
+}
+
+template <typename... L>
+std::vector<ir::Literal> Args(L&&... literals) {
+  std::vector<ir::Literal> v;
+  (v.push_back(std::move(literals)), ...);
+  return v;
+}
+
+struct BothRuns {
+  std::string cost_report;
+  std::vector<eval::EvalValue> host, evaluator;
+};
+
+BothRuns RunBoth(const std::string& text, const std::vector<ir::Literal>& args) {
+  BothRuns run;
+  for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
+    std::unique_ptr<ir::Module> module = test_util::Parse(text);
+    EXPECT_NE(module, nullptr) << text;
+    if (module == nullptr) return run;
+    if (backend == HostBackend::kCompiled) {
+      passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
+      auto changed = pipeline.Run(*module);
+      EXPECT_TRUE(changed.ok()) << changed.status();
+    }
+    auto exe = Compile(*module->entry(), backend);
+    EXPECT_TRUE(exe.ok()) << exe.status();
+    if (!exe.ok()) return run;
+    std::vector<eval::EvalValue> in;
+    for (const ir::Literal& a : args) in.push_back(eval::EvalValue::Array(a.Clone().value()));
+    auto out = (*exe)->Run(std::move(in));
+    EXPECT_TRUE(out.ok()) << out.status() << "\n" << text;
+    if (!out.ok()) return run;
+    (backend == HostBackend::kCompiled ? run.host : run.evaluator) = *std::move(out);
+    if (backend == HostBackend::kCompiled) run.cost_report = (*exe)->cost_report();
+  }
+  return run;
+}
+
+// Result r of both backends agrees within `tolerance` * size relative to the largest magnitude
+// of the evaluator's matrix (both NaN counts as equal); integers exactly.
+void ExpectClose(const BothRuns& run, size_t r, double tolerance, int64_t size) {
+  ASSERT_LT(r, run.host.size());
+  ASSERT_LT(r, run.evaluator.size());
+  const ir::Literal& want = run.evaluator[r].array;
+  const ir::Literal& got = run.host[r].array;
+  ASSERT_TRUE(want.shape() == got.shape()) << want.shape().ToString() << " vs "
+                                            << got.shape().ToString();
+  const std::vector<Complex> w = Values(want), g = Values(got);
+  double scale = 1;
+  for (const Complex& v : w) {
+    if (std::isfinite(std::abs(v))) scale = std::max(scale, std::abs(v));
+  }
+  int bad = 0;
+  for (size_t i = 0; i < w.size() && bad < 5; ++i) {
+    const bool wn = std::isnan(w[i].real()) || std::isnan(w[i].imag());
+    const bool gn = std::isnan(g[i].real()) || std::isnan(g[i].imag());
+    if (wn || gn) {
+      if (wn != gn) {
+        ADD_FAILURE() << "result " << r << " element " << i << ": " << g[i] << " vs " << w[i];
+        ++bad;
+      }
+      continue;
+    }
+    const double limit = ir::IsFloat(want.element_type()) || IsComplexType(want.element_type())
+                             ? tolerance * static_cast<double>(size) * scale
+                             : 0;
+    if (std::abs(g[i] - w[i]) > limit) {
+      ADD_FAILURE() << "result " << r << " element " << i << ": host " << g[i] << " vs evaluator "
+                    << w[i] << " (limit " << limit << ")";
+      ++bad;
+    }
+  }
+}
+
+Complex Random(std::mt19937_64& rng, bool complex) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  return complex ? Complex(u(rng), u(rng)) : Complex(u(rng), 0);
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t c = 1;
+  for (int64_t d : dims) c *= d;
+  return c;
+}
+
+// Hermitian positive definite matrices (M M^H + n I) in the `lower` triangle, garbage in the
+// other one (never read).
+std::vector<Complex> SpdBatch(int64_t batch, int64_t n, bool lower, bool complex,
+                              std::mt19937_64& rng) {
+  std::vector<Complex> out;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Complex> m(static_cast<size_t>(n * n));
+    for (Complex& v : m) v = Random(rng, complex);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        Complex s = 0;
+        for (int64_t k = 0; k < n; ++k) s += m[i * n + k] * std::conj(m[j * n + k]);
+        if (i == j) s = Complex(s.real() + static_cast<double>(n), 0);
+        const bool kept = lower ? i >= j : i <= j;
+        out.push_back(kept ? s : Complex(1e3, complex ? -7 : 0));
+      }
+    }
+  }
+  return out;
+}
+
+std::string CholeskyProgram(const std::vector<int64_t>& dims, const char* type, bool lower) {
+  const std::string t = TensorType(dims, type);
+  return absl::StrCat("func.func @main(%a: ", t, ") -> ", t, " {\n",
+                      "  %r = \"stablehlo.cholesky\"(%a) {lower = ", lower ? "true" : "false",
+                      "} : (", t, ") -> ", t, "\n  return %r : ", t, "\n}\n");
+}
+
+TEST(LinalgThunkTest, CholeskyMatchesTheEvaluator) {
+  std::mt19937_64 rng(1);
+  for (const Type& type : kTypes) {
+    for (int64_t n : {1, 5, 64, 65, 150}) {
+      for (int64_t batch : {1, 3}) {
+        if (n == 150 && batch == 3) continue;
+        for (bool lower : {true, false}) {
+          SCOPED_TRACE(absl::StrCat(type.mlir, " n ", n, " batch ", batch, " lower ", lower));
+          const std::vector<int64_t> dims = {batch, n, n};
+          const std::string text = CholeskyProgram(dims, type.mlir, lower);
+          BothRuns run = RunBoth(
+              text, Args(MakeLiteral(type.type, dims,
+                                     SpdBatch(batch, n, lower, IsComplexType(type.type), rng))));
+          ExpectClose(run, 0, type.tolerance, n);
+          EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+          // The triangle not read is zero on both.
+          const std::vector<Complex> got = Values(run.host[0].array);
+          for (int64_t i = 0; i < Count(dims); ++i) {
+            const int64_t r = (i / n) % n, c = i % n;
+            if (lower ? c > r : c < r) {
+              ASSERT_EQ(got[i], Complex(0)) << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LinalgThunkTest, MatricesThatAreNotPositiveDefiniteGiveNaNAlone) {
+  for (const Type& type : kTypes) {
+    SCOPED_TRACE(type.mlir);
+    std::mt19937_64 rng(2);
+    const int64_t n = 80;  // past one block: the failing pivot is in the second
+    std::vector<Complex> v = SpdBatch(3, n, true, IsComplexType(type.type), rng);
+    v[n * n + 70 * n + 70] = -1e6;                                   // matrix 1: a negative pivot
+    v[2 * n * n + 3 * n + 1] = std::numeric_limits<double>::quiet_NaN();  // matrix 2: NaN
+    const std::vector<int64_t> dims = {3, n, n};
+    BothRuns run = RunBoth(CholeskyProgram(dims, type.mlir, true), Args(MakeLiteral(type.type, dims, v)));
+    ExpectClose(run, 0, type.tolerance, n);
+    const std::vector<Complex> got = Values(run.host[0].array);
+    EXPECT_FALSE(std::isnan(got[0].real()));
+    for (int64_t i = n * n; i < 3 * n * n; ++i) ASSERT_TRUE(std::isnan(got[i].real())) << i;
+  }
+}
+
+std::string TriangularProgram(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                              const char* type, bool left, bool lower, bool unit,
+                              const char* transpose) {
+  const std::string at = TensorType(a, type), bt = TensorType(b, type);
+  return absl::StrCat(
+      "func.func @main(%a: ", at, ", %b: ", bt, ") -> ", bt, " {\n",
+      "  %r = \"stablehlo.triangular_solve\"(%a, %b) {left_side = ", left ? "true" : "false",
+      ", lower = ", lower ? "true" : "false", ", unit_diagonal = ", unit ? "true" : "false",
+      ", transpose_a = #stablehlo<transpose ", transpose, ">} : (", at, ", ", bt, ") -> ", bt,
+      "\n  return %r : ", bt, "\n}\n");
+}
+
+TEST(LinalgThunkTest, TriangularSolveInEveryFormMatchesTheEvaluator) {
+  std::mt19937_64 rng(3);
+  for (const Type& type : kTypes) {
+    const bool complex = IsComplexType(type.type);
+    for (int64_t n : {1, 7, 70}) {
+      for (bool left : {true, false}) {
+        for (bool lower : {true, false}) {
+          for (bool unit : {false, true}) {
+            for (const char* transpose : {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}) {
+              SCOPED_TRACE(absl::StrCat(type.mlir, " n ", n, " left ", left, " lower ", lower,
+                                        " unit ", unit, " ", transpose));
+              const int64_t batch = 2, m = n == 70 ? 3 : 5;
+              const std::vector<int64_t> ad = {batch, n, n};
+              const std::vector<int64_t> bd =
+                  left ? std::vector<int64_t>{batch, n, m} : std::vector<int64_t>{batch, m, n};
+              // Small off-diagonal entries, a diagonal of about 1 in magnitude (or garbage when
+              // unit: never read), garbage in the other triangle.
+              std::vector<Complex> a(static_cast<size_t>(Count(ad)));
+              for (int64_t i = 0; i < Count(ad); ++i) {
+                const int64_t r = (i / n) % n, c = i % n;
+                const bool kept = lower ? r > c : r < c;
+                if (r == c) {
+                  a[i] = unit ? Complex(1e4, 0) : Complex(1.5, 0) + 0.5 * Random(rng, complex);
+                } else {
+                  a[i] = kept ? Random(rng, complex) / static_cast<double>(n) : Complex(-3e3, 0);
+                }
+              }
+              std::vector<Complex> b(static_cast<size_t>(Count(bd)));
+              for (Complex& v : b) v = Random(rng, complex);
+              BothRuns run = RunBoth(TriangularProgram(ad, bd, type.mlir, left, lower, unit, transpose),
+                                Args(MakeLiteral(type.type, ad, a), MakeLiteral(type.type, bd, b)));
+              ExpectClose(run, 0, type.tolerance, n);
+              EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos)
+                  << run.cost_report;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string LuProgram(const std::vector<int64_t>& dims, const char* type, const std::string& ret) {
+  std::vector<int64_t> pivots(dims.begin(), dims.end() - 1), perm(dims.begin(), dims.end() - 1);
+  pivots.back() = std::min(dims[dims.size() - 2], dims.back());
+  const std::string t = TensorType(dims, type), p = TensorType(pivots, "i32"),
+                    q = TensorType(perm, "i32");
+  const std::string all = absl::StrCat(t, ", ", p, ", ", q);
+  const std::string returned = ret == "all" ? "%r#0, %r#1, %r#2" : "%r#1";
+  const std::string returned_types = ret == "all" ? all : p;
+  return absl::StrCat("func.func @main(%a: ", t, ") -> (", returned_types, ") {\n",
+                      "  %r:3 = stablehlo.custom_call @ember_lu(%a) {api_version = 4 : i32} : (",
+                      t, ") -> (", all, ")\n  return ", returned, " : ", returned_types, "\n}\n");
+}
+
+TEST(LinalgThunkTest, LuMatchesTheEvaluatorsGetrf) {
+  std::mt19937_64 rng(4);
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 1, 1}, {2, 5, 5}, {2, 7, 4}, {2, 4, 7}, {1, 100, 100}, {2, 70, 90}, {1, 90, 70}};
+  for (const Type& type : kTypes) {
+    for (const std::vector<int64_t>& dims : shapes) {
+      SCOPED_TRACE(absl::StrCat(type.mlir, " ", absl::StrJoin(dims, "x")));
+      std::vector<Complex> a(static_cast<size_t>(Count(dims)));
+      for (Complex& v : a) v = Random(rng, IsComplexType(type.type));
+      BothRuns run = RunBoth(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
+      ExpectClose(run, 0, type.tolerance * 10, std::max(dims[1], dims[2]));
+      ExpectClose(run, 1, 0, 1);  // pivots
+      ExpectClose(run, 2, 0, 1);  // permutation
+      EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+    }
+  }
+}
+
+TEST(LinalgThunkTest, LuOfSingularMatricesAndUnreadResults) {
+  // A zero column (its pivot step swaps nothing and scales nothing), a zero matrix, and a
+  // rank-one matrix (ties among its pivots); only the pivots are returned (the factors have no reader).
+  for (const Type& type : kTypes) {
+    SCOPED_TRACE(type.mlir);
+    const int64_t n = 40;
+    std::vector<Complex> a(static_cast<size_t>(3 * n * n));
+    std::mt19937_64 rng(5);
+    for (int64_t i = 0; i < n * n; ++i) a[i] = (i % n == 3) ? Complex(0) : Random(rng, false);
+    for (int64_t i = 0; i < n * n; ++i) {
+      // (Row scales that are powers of two: the eliminations are exact in every type.)
+      a[2 * n * n + i] = std::ldexp(1.0, static_cast<int>(i / n % 3)) *
+                         static_cast<double>(i % n % 7 + 1);
+    }
+    const std::vector<int64_t> dims = {3, n, n};
+    BothRuns all = RunBoth(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
+    ExpectClose(all, 0, type.tolerance * 10, n);
+    ExpectClose(all, 1, 0, 1);
+    ExpectClose(all, 2, 0, 1);
+    BothRuns pivots = RunBoth(LuProgram(dims, type.mlir, "pivots"), Args(MakeLiteral(type.type, dims, a)));
+    ExpectClose(pivots, 0, 0, 1);
+    EXPECT_EQ(pivots.cost_report.find("  evaluator "), std::string::npos) << pivots.cost_report;
+  }
+}
+
+TEST(LinalgThunkTest, OtherTypesStayOnTheEvaluatorWithTheReason) {
+  std::mt19937_64 rng(6);
+  const std::vector<int64_t> dims = {4, 4};
+  std::vector<Complex> v = SpdBatch(1, 4, true, false, rng);
+  const std::string text = CholeskyProgram(dims, "bf16", true);
+  std::unique_ptr<ir::Module> module = test_util::Parse(text);
+  ASSERT_NE(module, nullptr);
+  auto exe = Compile(*module->entry(), HostBackend::kCompiled);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_NE((*exe)->cost_report().find("  evaluator "), std::string::npos)
+      << (*exe)->cost_report();
+  EXPECT_NE((*exe)->cost_report().find("no library kernel for bf16"), std::string::npos)
+      << (*exe)->cost_report();
+}
+
+}  // namespace
+}  // namespace ember::host
