@@ -64,8 +64,8 @@ void TransformFftLines(FftComplex* data, const FftAxisLines& lines, const FftLin
 struct FftForm {
   enum class Type { kFft, kIfft, kRfft, kIrfft };
   Type type = Type::kFft;
-  int64_t transformed = 1;           // the last 1 to 3 axes
-  std::vector<int64_t> full_dims;    // the complex dims of the transform (fft_length last)
+  int64_t transformed = 1;         // the last 1 to 3 axes
+  std::vector<int64_t> full_dims;  // the complex dims of the transform (fft_length last)
   std::vector<int64_t> in_dims, out_dims;
   bool forward() const { return type == Type::kFft || type == Type::kRfft; }
   // An error naming the op when attributes or shapes do not fit.

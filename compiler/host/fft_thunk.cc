@@ -130,15 +130,15 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
   ThreadPool& pool = context.pool();
   constexpr int64_t kElementsPerPart = 1 << 14;
   const uint8_t* operand = context.Address(operand_);
-  pool.ParallelFor(in_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
-    Widen(in_type_, operand, in, begin, end);
-  });
+  pool.ParallelFor(in_count, kElementsPerPart,
+                   [&](int64_t begin, int64_t end) { Widen(in_type_, operand, in, begin, end); });
   const int64_t scratch = plan_.scratch_size();
   const FftComplex* out = plan_.Run(
       in, work,
       [&](FftComplex* data, const eval::FftAxisLines& lines, const eval::FftLinePlan& plan,
           bool inverse) {
-        const int64_t min_lines = std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(1, lines.n));
+        const int64_t min_lines =
+            std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(1, lines.n));
         pool.ParallelFor(lines.count, min_lines, [&](int64_t begin, int64_t end) {
           fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
           FftComplex* line = buffers.Get(0, lines.n);
@@ -147,9 +147,8 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
         });
       });
   uint8_t* result = context.Address(result_);
-  pool.ParallelFor(out_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
-    Narrow(out_type_, out, result, begin, end);
-  });
+  pool.ParallelFor(out_count, kElementsPerPart,
+                   [&](int64_t begin, int64_t end) { Narrow(out_type_, out, result, begin, end); });
   return absl::OkStatus();
 }
 

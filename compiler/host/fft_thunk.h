@@ -27,8 +27,10 @@ class FftThunk final : public HostThunk {
 
  private:
   FftThunk(std::string name, eval::FftForm form, ValueRef operand, ValueRef result)
-      : HostThunk(Kind::kLibraryCall, std::move(name)), plan_(std::move(form)),
-        operand_(operand), result_(result) {}
+      : HostThunk(Kind::kLibraryCall, std::move(name)),
+        plan_(std::move(form)),
+        operand_(operand),
+        result_(result) {}
 
   eval::FftPlan plan_;
   ValueRef operand_, result_;

@@ -162,9 +162,9 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
   std::unique_ptr<LinalgThunk> thunk(
       new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
   CheckShapes(inst, &thunk->lower_, &thunk->form_);
-  thunk->op_ = inst.opcode() == ir::Opcode::kCholesky        ? Op::kCholesky
+  thunk->op_ = inst.opcode() == ir::Opcode::kCholesky          ? Op::kCholesky
                : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
-                                                              : Op::kLu;
+                                                               : Op::kLu;
   thunk->type_ = inst.operand(0)->type().element_type();
   const std::vector<int64_t>& out = inst.result(0)->type().dims();
   thunk->batch_ = 1;
@@ -202,10 +202,10 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
     EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(bytes, name()));
     return static_cast<uint8_t*>(p);
   };
-  EMBER_ASSIGN_OR_RETURN(uint8_t* out_bytes, place(results_[0], batch_ * per * sizeof(S)));
+  EMBER_ASSIGN_OR_RETURN(uint8_t * out_bytes, place(results_[0], batch_ * per * sizeof(S)));
   S* out = reinterpret_cast<S*>(out_bytes);
-  const S* in = reinterpret_cast<const S*>(
-      context.Address(operands_[op_ == Op::kTriangularSolve ? 1 : 0]));
+  const S* in =
+      reinterpret_cast<const S*>(context.Address(operands_[op_ == Op::kTriangularSolve ? 1 : 0]));
   switch (op_) {
     case Op::kCholesky:
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
@@ -234,9 +234,9 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       return absl::OkStatus();
     }
     case Op::kLu: {
-      EMBER_ASSIGN_OR_RETURN(uint8_t* pivots_bytes,
+      EMBER_ASSIGN_OR_RETURN(uint8_t * pivots_bytes,
                              place(results_[1], batch_ * k * sizeof(int32_t)));
-      EMBER_ASSIGN_OR_RETURN(uint8_t* perm_bytes,
+      EMBER_ASSIGN_OR_RETURN(uint8_t * perm_bytes,
                              place(results_[2], batch_ * rows_ * sizeof(int32_t)));
       int32_t* pivots = reinterpret_cast<int32_t*>(pivots_bytes);
       int32_t* perm = reinterpret_cast<int32_t*>(perm_bytes);

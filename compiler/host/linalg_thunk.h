@@ -37,7 +37,8 @@ class LinalgThunk final : public HostThunk {
  private:
   enum class Op { kCholesky, kTriangularSolve, kLu };
   LinalgThunk(std::string name, std::vector<ValueRef> operands, std::vector<ValueRef> results)
-      : HostThunk(Kind::kLibraryCall, std::move(name)), operands_(std::move(operands)),
+      : HostThunk(Kind::kLibraryCall, std::move(name)),
+        operands_(std::move(operands)),
         results_(std::move(results)) {}
   template <typename S>
   absl::Status RunTyped(HostRunContext& context) const;

@@ -78,9 +78,9 @@ std::string FftProgram(const char* fft_type, const Case& c, const char* real, co
 }
 
 TEST(FftThunkTest, EveryTypeAndLengthMatchesTheEvaluatorBitForBit) {
-  const Case cases[] = {{{}, {8}},         {{3}, {1}},        {{5}, {12}},      {{2}, {100}},
-                        {{2}, {129}},      {{4}, {256}},      {{}, {1000}},     {{3}, {4, 6}},
-                        {{2}, {16, 130}},  {{}, {3, 4, 5}},   {{64}, {512}},    {{2}, {0}},
+  const Case cases[] = {{{}, {8}},        {{3}, {1}},      {{5}, {12}},   {{2}, {100}},
+                        {{2}, {129}},     {{4}, {256}},    {{}, {1000}},  {{3}, {4, 6}},
+                        {{2}, {16, 130}}, {{}, {3, 4, 5}}, {{64}, {512}}, {{2}, {0}},
                         {{1}, {9, 1}}};
   const std::pair<const char*, const char*> types[] = {{"f32", "complex<f32>"},
                                                        {"f64", "complex<f64>"}};
@@ -105,12 +105,13 @@ TEST(FftThunkTest, EveryTypeAndLengthMatchesTheEvaluatorBitForBit) {
         for (bool specials : {false, true}) {
           if (in_type == ir::ElementType::kC64 || in_type == ir::ElementType::kC128) {
             // MixedArray makes real arrays: build the complex operand from pairs of reals.
-            const ir::ElementType part = in_type == ir::ElementType::kC64 ? ir::ElementType::kF32
-                                                                           : ir::ElementType::kF64;
+            const ir::ElementType part =
+                in_type == ir::ElementType::kC64 ? ir::ElementType::kF32 : ir::ElementType::kF64;
             std::vector<int64_t> pairs = in_dims;
             pairs.push_back(2);
             ir::Literal parts = MixedArray(part, pairs, rng, specials);
-            ir::Literal arg = ir::Literal::Create(ir::Shape::Make(in_type, in_dims).value()).value();
+            ir::Literal arg =
+                ir::Literal::Create(ir::Shape::Make(in_type, in_dims).value()).value();
             std::copy(parts.bytes().begin(), parts.bytes().end(), arg.mutable_bytes().begin());
             NativeRun run = RunBothBackends(text, arg);
             EXPECT_EQ(DifferingComponents(run), 0) << text;

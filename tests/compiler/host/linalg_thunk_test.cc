@@ -18,14 +18,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/passes/pass.h"
-#include "tests/compiler/host/host_test_util.h"
-#include "tests/compiler/parse_module.h"
+#include "tests/compiler/host/native_op_differential.h"
 
 namespace ember::host {
 namespace {
 
-using namespace testing;  // NOLINT: the host test helpers
+using namespace testing;  // NOLINT: the shared differential helpers
 using Complex = std::complex<double>;
 
 struct Type {
@@ -37,10 +35,6 @@ const Type kTypes[] = {{ir::ElementType::kF32, "f32", 2e-6},
                        {ir::ElementType::kF64, "f64", 4e-15},
                        {ir::ElementType::kC64, "complex<f32>", 2e-6},
                        {ir::ElementType::kC128, "complex<f64>", 4e-15}};
-
-std::string TensorType(const std::vector<int64_t>& dims, const char* type) {
-  return absl::StrCat("tensor<", absl::StrJoin(dims, "x"), "x", type, ">");
-}
 
 bool IsComplexType(ir::ElementType t) {
   return t == ir::ElementType::kC64 || t == ir::ElementType::kC128;
@@ -121,45 +115,15 @@ std::vector<ir::Literal> Args(L&&... literals) {
   return v;
 }
 
-struct BothRuns {
-  std::string cost_report;
-  std::vector<eval::EvalValue> host, evaluator;
-};
-
-BothRuns RunBoth(const std::string& text, const std::vector<ir::Literal>& args) {
-  BothRuns run;
-  for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
-    std::unique_ptr<ir::Module> module = test_util::Parse(text);
-    EXPECT_NE(module, nullptr) << text;
-    if (module == nullptr) return run;
-    if (backend == HostBackend::kCompiled) {
-      passes::PassPipeline pipeline = passes::CreateDefaultPipeline();
-      auto changed = pipeline.Run(*module);
-      EXPECT_TRUE(changed.ok()) << changed.status();
-    }
-    auto exe = Compile(*module->entry(), backend);
-    EXPECT_TRUE(exe.ok()) << exe.status();
-    if (!exe.ok()) return run;
-    std::vector<eval::EvalValue> in;
-    for (const ir::Literal& a : args) in.push_back(eval::EvalValue::Array(a.Clone().value()));
-    auto out = (*exe)->Run(std::move(in));
-    EXPECT_TRUE(out.ok()) << out.status() << "\n" << text;
-    if (!out.ok()) return run;
-    (backend == HostBackend::kCompiled ? run.host : run.evaluator) = *std::move(out);
-    if (backend == HostBackend::kCompiled) run.cost_report = (*exe)->cost_report();
-  }
-  return run;
-}
-
 // Result r of both backends agrees within `tolerance` * size relative to the largest magnitude
 // of the evaluator's matrix (both NaN counts as equal); integers exactly.
-void ExpectClose(const BothRuns& run, size_t r, double tolerance, int64_t size) {
+void ExpectClose(const NativeRun& run, size_t r, double tolerance, int64_t size) {
   ASSERT_LT(r, run.host.size());
   ASSERT_LT(r, run.evaluator.size());
   const ir::Literal& want = run.evaluator[r].array;
   const ir::Literal& got = run.host[r].array;
-  ASSERT_TRUE(want.shape() == got.shape()) << want.shape().ToString() << " vs "
-                                            << got.shape().ToString();
+  ASSERT_TRUE(want.shape() == got.shape())
+      << want.shape().ToString() << " vs " << got.shape().ToString();
   const std::vector<Complex> w = Values(want), g = Values(got);
   double scale = 1;
   for (const Complex& v : w) {
@@ -236,7 +200,7 @@ TEST(LinalgThunkTest, CholeskyMatchesTheEvaluator) {
           SCOPED_TRACE(absl::StrCat(type.mlir, " n ", n, " batch ", batch, " lower ", lower));
           const std::vector<int64_t> dims = {batch, n, n};
           const std::string text = CholeskyProgram(dims, type.mlir, lower);
-          BothRuns run = RunBoth(
+          NativeRun run = RunBothBackends(
               text, Args(MakeLiteral(type.type, dims,
                                      SpdBatch(batch, n, lower, IsComplexType(type.type), rng))));
           ExpectClose(run, 0, type.tolerance, n);
@@ -261,10 +225,11 @@ TEST(LinalgThunkTest, MatricesThatAreNotPositiveDefiniteGiveNaNAlone) {
     std::mt19937_64 rng(2);
     const int64_t n = 80;  // past one block: the failing pivot is in the second
     std::vector<Complex> v = SpdBatch(3, n, true, IsComplexType(type.type), rng);
-    v[n * n + 70 * n + 70] = -1e6;                                   // matrix 1: a negative pivot
+    v[n * n + 70 * n + 70] = -1e6;  // matrix 1: a negative pivot
     v[2 * n * n + 3 * n + 1] = std::numeric_limits<double>::quiet_NaN();  // matrix 2: NaN
     const std::vector<int64_t> dims = {3, n, n};
-    BothRuns run = RunBoth(CholeskyProgram(dims, type.mlir, true), Args(MakeLiteral(type.type, dims, v)));
+    NativeRun run = RunBothBackends(CholeskyProgram(dims, type.mlir, true),
+                                    Args(MakeLiteral(type.type, dims, v)));
     ExpectClose(run, 0, type.tolerance, n);
     const std::vector<Complex> got = Values(run.host[0].array);
     EXPECT_FALSE(std::isnan(got[0].real()));
@@ -313,11 +278,11 @@ TEST(LinalgThunkTest, TriangularSolveInEveryFormMatchesTheEvaluator) {
               }
               std::vector<Complex> b(static_cast<size_t>(Count(bd)));
               for (Complex& v : b) v = Random(rng, complex);
-              BothRuns run = RunBoth(TriangularProgram(ad, bd, type.mlir, left, lower, unit, transpose),
-                                Args(MakeLiteral(type.type, ad, a), MakeLiteral(type.type, bd, b)));
+              NativeRun run = RunBothBackends(
+                  TriangularProgram(ad, bd, type.mlir, left, lower, unit, transpose),
+                  Args(MakeLiteral(type.type, ad, a), MakeLiteral(type.type, bd, b)));
               ExpectClose(run, 0, type.tolerance, n);
-              EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos)
-                  << run.cost_report;
+              EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
             }
           }
         }
@@ -335,8 +300,8 @@ std::string LuProgram(const std::vector<int64_t>& dims, const char* type, const 
   const std::string returned = ret == "all" ? "%r#0, %r#1, %r#2" : "%r#1";
   const std::string returned_types = ret == "all" ? all : p;
   return absl::StrCat("func.func @main(%a: ", t, ") -> (", returned_types, ") {\n",
-                      "  %r:3 = stablehlo.custom_call @ember_lu(%a) {api_version = 4 : i32} : (",
-                      t, ") -> (", all, ")\n  return ", returned, " : ", returned_types, "\n}\n");
+                      "  %r:3 = stablehlo.custom_call @ember_lu(%a) {api_version = 4 : i32} : (", t,
+                      ") -> (", all, ")\n  return ", returned, " : ", returned_types, "\n}\n");
 }
 
 TEST(LinalgThunkTest, LuMatchesTheEvaluatorsGetrf) {
@@ -348,7 +313,8 @@ TEST(LinalgThunkTest, LuMatchesTheEvaluatorsGetrf) {
       SCOPED_TRACE(absl::StrCat(type.mlir, " ", absl::StrJoin(dims, "x")));
       std::vector<Complex> a(static_cast<size_t>(Count(dims)));
       for (Complex& v : a) v = Random(rng, IsComplexType(type.type));
-      BothRuns run = RunBoth(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
+      NativeRun run =
+          RunBothBackends(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
       ExpectClose(run, 0, type.tolerance * 10, std::max(dims[1], dims[2]));
       ExpectClose(run, 1, 0, 1);  // pivots
       ExpectClose(run, 2, 0, 1);  // permutation
@@ -359,7 +325,8 @@ TEST(LinalgThunkTest, LuMatchesTheEvaluatorsGetrf) {
 
 TEST(LinalgThunkTest, LuOfSingularMatricesAndUnreadResults) {
   // A zero column (its pivot step swaps nothing and scales nothing), a zero matrix, and a
-  // rank-one matrix (ties among its pivots); only the pivots are returned (the factors have no reader).
+  // rank-one matrix (ties among its pivots); only the pivots are returned (the factors have no
+  // reader).
   for (const Type& type : kTypes) {
     SCOPED_TRACE(type.mlir);
     const int64_t n = 40;
@@ -368,15 +335,17 @@ TEST(LinalgThunkTest, LuOfSingularMatricesAndUnreadResults) {
     for (int64_t i = 0; i < n * n; ++i) a[i] = (i % n == 3) ? Complex(0) : Random(rng, false);
     for (int64_t i = 0; i < n * n; ++i) {
       // (Row scales that are powers of two: the eliminations are exact in every type.)
-      a[2 * n * n + i] = std::ldexp(1.0, static_cast<int>(i / n % 3)) *
-                         static_cast<double>(i % n % 7 + 1);
+      a[2 * n * n + i] =
+          std::ldexp(1.0, static_cast<int>(i / n % 3)) * static_cast<double>(i % n % 7 + 1);
     }
     const std::vector<int64_t> dims = {3, n, n};
-    BothRuns all = RunBoth(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
+    NativeRun all =
+        RunBothBackends(LuProgram(dims, type.mlir, "all"), Args(MakeLiteral(type.type, dims, a)));
     ExpectClose(all, 0, type.tolerance * 10, n);
     ExpectClose(all, 1, 0, 1);
     ExpectClose(all, 2, 0, 1);
-    BothRuns pivots = RunBoth(LuProgram(dims, type.mlir, "pivots"), Args(MakeLiteral(type.type, dims, a)));
+    NativeRun pivots = RunBothBackends(LuProgram(dims, type.mlir, "pivots"),
+                                       Args(MakeLiteral(type.type, dims, a)));
     ExpectClose(pivots, 0, 0, 1);
     EXPECT_EQ(pivots.cost_report.find("  evaluator "), std::string::npos) << pivots.cost_report;
   }
@@ -391,8 +360,7 @@ TEST(LinalgThunkTest, OtherTypesStayOnTheEvaluatorWithTheReason) {
   ASSERT_NE(module, nullptr);
   auto exe = Compile(*module->entry(), HostBackend::kCompiled);
   ASSERT_TRUE(exe.ok()) << exe.status();
-  EXPECT_NE((*exe)->cost_report().find("  evaluator "), std::string::npos)
-      << (*exe)->cost_report();
+  EXPECT_NE((*exe)->cost_report().find("  evaluator "), std::string::npos) << (*exe)->cost_report();
   EXPECT_NE((*exe)->cost_report().find("no library kernel for bf16"), std::string::npos)
       << (*exe)->cost_report();
 }

@@ -83,8 +83,8 @@ struct NativeRun {
   std::vector<eval::EvalValue> host, evaluator;
 };
 
-// Compiles `text` (of one parameter) with both backends and runs each on a copy of `arg`.
-inline NativeRun RunBothBackends(const std::string& text, const ir::Literal& arg) {
+// Compiles `text` with both backends and runs each on copies of `args` (one per parameter).
+inline NativeRun RunBothBackends(const std::string& text, const std::vector<ir::Literal>& args) {
   NativeRun run;
   for (HostBackend backend : {HostBackend::kCompiled, HostBackend::kEvaluator}) {
     std::unique_ptr<ir::Module> module = test_util::Parse(text);
@@ -98,7 +98,7 @@ inline NativeRun RunBothBackends(const std::string& text, const ir::Literal& arg
     EXPECT_TRUE(exe.ok()) << exe.status();
     if (!exe.ok()) return run;
     std::vector<eval::EvalValue> in;
-    in.push_back(eval::EvalValue::Array(arg.Clone().value()));
+    for (const ir::Literal& arg : args) in.push_back(eval::EvalValue::Array(arg.Clone().value()));
     auto out = (*exe)->Run(std::move(in));
     EXPECT_TRUE(out.ok()) << out.status() << "\n" << text;
     if (!out.ok()) return run;
@@ -110,6 +110,13 @@ inline NativeRun RunBothBackends(const std::string& text, const ir::Literal& arg
     }
   }
   return run;
+}
+
+// The same for a program of one parameter.
+inline NativeRun RunBothBackends(const std::string& text, const ir::Literal& arg) {
+  std::vector<ir::Literal> args;
+  args.push_back(arg.Clone().value());
+  return RunBothBackends(text, args);
 }
 
 // Elements that differ between two arrays of one float or integer type: bit patterns differ
