@@ -19,6 +19,12 @@ void TriangularSolve(const double* a, double* b, int64_t rows, int64_t cols,
                      const TriangularForm& form);
 void LuFactor(float* a, int64_t rows, int64_t cols, int32_t* pivots);
 void LuFactor(double* a, int64_t rows, int64_t cols, int32_t* pivots);
+void Qr(float* a, int64_t rows, int64_t cols, float* taus, float* work);
+void Qr(double* a, int64_t rows, int64_t cols, double* taus, double* work);
+void HouseholderProduct(const float* a, const float* taus, float* q, int64_t rows, int64_t cols,
+                        int64_t k, float* work);
+void HouseholderProduct(const double* a, const double* taus, double* q, int64_t rows, int64_t cols,
+                        int64_t k, double* work);
 }  // namespace solvers_avx2
 
 namespace {
@@ -85,6 +91,56 @@ void LuFactor(std::complex<float>* a, int64_t rows, int64_t cols, int32_t* pivot
 }
 void LuFactor(std::complex<double>* a, int64_t rows, int64_t cols, int32_t* pivots) {
   solvers_base::LuFactor(a, rows, cols, pivots);
+}
+
+void Qr(float* a, int64_t rows, int64_t cols, float* taus, float* work) {
+  if (UseAvx2()) {
+    solvers_avx2::Qr(a, rows, cols, taus, work);
+  } else {
+    solvers_base::Qr(a, rows, cols, taus, work);
+  }
+}
+void Qr(double* a, int64_t rows, int64_t cols, double* taus, double* work) {
+  if (UseAvx2()) {
+    solvers_avx2::Qr(a, rows, cols, taus, work);
+  } else {
+    solvers_base::Qr(a, rows, cols, taus, work);
+  }
+}
+void Qr(std::complex<float>* a, int64_t rows, int64_t cols, std::complex<float>* taus,
+        std::complex<float>* work) {
+  solvers_base::Qr(a, rows, cols, taus, work);
+}
+void Qr(std::complex<double>* a, int64_t rows, int64_t cols, std::complex<double>* taus,
+        std::complex<double>* work) {
+  solvers_base::Qr(a, rows, cols, taus, work);
+}
+
+void HouseholderProduct(const float* a, const float* taus, float* q, int64_t rows, int64_t cols,
+                        int64_t k, float* work) {
+  if (UseAvx2()) {
+    solvers_avx2::HouseholderProduct(a, taus, q, rows, cols, k, work);
+  } else {
+    solvers_base::HouseholderProduct(a, taus, q, rows, cols, k, work);
+  }
+}
+void HouseholderProduct(const double* a, const double* taus, double* q, int64_t rows, int64_t cols,
+                        int64_t k, double* work) {
+  if (UseAvx2()) {
+    solvers_avx2::HouseholderProduct(a, taus, q, rows, cols, k, work);
+  } else {
+    solvers_base::HouseholderProduct(a, taus, q, rows, cols, k, work);
+  }
+}
+void HouseholderProduct(const std::complex<float>* a, const std::complex<float>* taus,
+                        std::complex<float>* q, int64_t rows, int64_t cols, int64_t k,
+                        std::complex<float>* work) {
+  solvers_base::HouseholderProduct(a, taus, q, rows, cols, k, work);
+}
+void HouseholderProduct(const std::complex<double>* a, const std::complex<double>* taus,
+                        std::complex<double>* q, int64_t rows, int64_t cols, int64_t k,
+                        std::complex<double>* work) {
+  solvers_base::HouseholderProduct(a, taus, q, rows, cols, k, work);
 }
 
 }  // namespace ember::host::fast

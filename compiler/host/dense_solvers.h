@@ -1,5 +1,6 @@
 // Internal to compiler/host: dense factorizations and solves on one row-major matrix in its own
-// element type, through Eigen's blocked algorithms (their trailing updates are matrix products),
+// element type, through Eigen's blocked algorithms (their trailing updates are matrix products)
+// and, for the Householder QR pair, plain row loops the compiler vectorizes,
 // for the linear-algebra thunk (linalg_thunk.h). Built like the GEMM of fast_dot.cc: once for the
 // baseline ISA (dense_solvers.cc) and, for f32/f64, once for AVX2 + FMA (dense_solvers_avx2.cc),
 // chosen at run time by CPU. Sums are reassociated, so results differ from the evaluator's (which
@@ -51,6 +52,32 @@ void LuFactor(float* a, int64_t rows, int64_t cols, int32_t* pivots);
 void LuFactor(double* a, int64_t rows, int64_t cols, int32_t* pivots);
 void LuFactor(std::complex<float>* a, int64_t rows, int64_t cols, int32_t* pivots);
 void LuFactor(std::complex<double>* a, int64_t rows, int64_t cols, int32_t* pivots);
+
+// LAPACK xGEQRF (unblocked, the evaluator's QrCore in the element type): A = Q R by Householder
+// reflections H(j) = I - tau v v^H, in place: R on and above the diagonal, each v below it (its
+// leading 1 implicit); taus (min(rows, cols) of them), beta = -sign(re(alpha)) * norm. Column
+// norms are summed in double. `work` holds cols elements.
+void Qr(float* a, int64_t rows, int64_t cols, float* taus, float* work);
+void Qr(double* a, int64_t rows, int64_t cols, double* taus, double* work);
+void Qr(std::complex<float>* a, int64_t rows, int64_t cols, std::complex<float>* taus,
+        std::complex<float>* work);
+void Qr(std::complex<double>* a, int64_t rows, int64_t cols, std::complex<double>* taus,
+        std::complex<double>* work);
+
+// LAPACK xORGQR / xUNGQR: q (rows x cols) = H(0) H(1) ... H(k-1) applied to the first cols
+// columns of the identity, the reflectors read from `a` (as Qr leaves them) and `taus` (k of
+// them, k <= min(rows, cols)). Each reflector touches only the columns from its own on, as
+// LAPACK's does. `work` holds rows + cols elements.
+void HouseholderProduct(const float* a, const float* taus, float* q, int64_t rows, int64_t cols,
+                        int64_t k, float* work);
+void HouseholderProduct(const double* a, const double* taus, double* q, int64_t rows, int64_t cols,
+                        int64_t k, double* work);
+void HouseholderProduct(const std::complex<float>* a, const std::complex<float>* taus,
+                        std::complex<float>* q, int64_t rows, int64_t cols, int64_t k,
+                        std::complex<float>* work);
+void HouseholderProduct(const std::complex<double>* a, const std::complex<double>* taus,
+                        std::complex<double>* q, int64_t rows, int64_t cols, int64_t k,
+                        std::complex<double>* work);
 
 }  // namespace ember::host::fast
 

@@ -960,9 +960,9 @@ class HostCompilation {
                                    std::move(fallback), why);
   }
 
-  // cholesky, triangular_solve or ember_lu as a library call on the launch's buffers
-  // (LinalgThunk); null for other ops, and for one it does not take, with the reason in the cost
-  // report (the evaluator's op table runs it).
+  // cholesky, triangular_solve, ember_lu or the Householder QR pair as a library call on the
+  // launch's buffers (LinalgThunk); null for other ops, and for one it does not take, with the
+  // reason in the cost report (the evaluator's op table runs it).
   std::unique_ptr<HostThunk> Linalg(const ir::Instruction& op, const std::string& name) {
     if (!LinalgThunk::IsLinalgOp(op)) return nullptr;
     std::string why = LinalgThunk::Refusal(op);

@@ -18,12 +18,17 @@ namespace {
 
 using ir::ElementType;
 
-bool IsLu(const ir::Instruction& inst) {
-  if (inst.opcode() != ir::Opcode::kCustomCall) return false;
+// The custom call's target ("" for other ops).
+std::string Target(const ir::Instruction& inst) {
+  if (inst.opcode() != ir::Opcode::kCustomCall) return "";
   const ir::Attribute* target = inst.attribute("call_target_name");
-  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
-         target->s == "ember_lu";
+  if (target == nullptr || target->kind != ir::Attribute::Kind::kString) return "";
+  return target->s;
 }
+
+constexpr char kLuTarget[] = "ember_lu";
+constexpr char kQrTarget[] = "Qr";
+constexpr char kHouseholderTarget[] = "ProductOfElementaryHouseholderReflectors";
 
 bool IsRowMajor(const ir::ValueType& t) {
   if (!t.is_tensor()) return false;
@@ -96,21 +101,47 @@ std::string CheckShapes(const ir::Instruction& inst, bool* lower, fast::Triangul
       if (inst.result(0)->type().dims() != bd) return "a result of another shape";
       return "";
     }
-    default: {  // ember_lu
-      if (inst.operands().size() != 1 || inst.num_results() != 3) return "malformed ember_lu";
-      std::vector<int64_t> pivots = BatchDims(ad), perm = BatchDims(ad);
-      pivots.push_back(std::min(rows, cols));
-      perm.push_back(rows);
-      const ir::ValueType& p = inst.result(1)->type();
-      const ir::ValueType& q = inst.result(2)->type();
-      if (inst.result(0)->type().dims() != ad || !p.is_tensor() || !q.is_tensor() ||
-          p.dims() != pivots || q.dims() != perm || p.element_type() != ElementType::kS32 ||
-          q.element_type() != ElementType::kS32 || !IsRowMajor(p) || !IsRowMajor(q)) {
-        return "results that are not (lu, s32 pivots, s32 permutation)";
-      }
-      return "";
-    }
+    default:
+      break;
   }
+  const std::string target = Target(inst);
+  if (target == kQrTarget) {
+    if (inst.operands().size() != 1 || inst.num_results() != 2) return "malformed Qr";
+    std::vector<int64_t> taus = BatchDims(ad);
+    taus.push_back(std::min(rows, cols));
+    const ir::ValueType& t = inst.result(1)->type();
+    if (inst.result(0)->type().dims() != ad || !IsRowMajor(t) || t.dims() != taus ||
+        t.element_type() != a.element_type()) {
+      return "results that are not (a, taus)";
+    }
+    return "";
+  }
+  if (target == kHouseholderTarget) {
+    if (inst.operands().size() != 2 || inst.num_results() != 1) {
+      return "malformed ProductOfElementaryHouseholderReflectors";
+    }
+    const std::vector<int64_t>& td = inst.operand(1)->type().dims();
+    if (td.size() + 1 != ad.size() ||
+        std::vector<int64_t>(td.begin(), td.end() - 1) != BatchDims(ad) ||
+        td.back() > std::min(rows, cols)) {
+      return "taus that do not fit the matrix";
+    }
+    if (inst.result(0)->type().dims() != ad) return "a result of another shape";
+    return "";
+  }
+  // ember_lu
+  if (inst.operands().size() != 1 || inst.num_results() != 3) return "malformed ember_lu";
+  std::vector<int64_t> pivots = BatchDims(ad), perm = BatchDims(ad);
+  pivots.push_back(std::min(rows, cols));
+  perm.push_back(rows);
+  const ir::ValueType& p = inst.result(1)->type();
+  const ir::ValueType& q = inst.result(2)->type();
+  if (inst.result(0)->type().dims() != ad || !p.is_tensor() || !q.is_tensor() ||
+      p.dims() != pivots || q.dims() != perm || p.element_type() != ElementType::kS32 ||
+      q.element_type() != ElementType::kS32 || !IsRowMajor(p) || !IsRowMajor(q)) {
+    return "results that are not (lu, s32 pivots, s32 permutation)";
+  }
+  return "";
 }
 
 template <typename S>
@@ -127,8 +158,11 @@ void CopyMatrix(const S* src, S* dst, int64_t count) {
 }  // namespace
 
 bool LinalgThunk::IsLinalgOp(const ir::Instruction& inst) {
-  return inst.opcode() == ir::Opcode::kCholesky || inst.opcode() == ir::Opcode::kTriangularSolve ||
-         IsLu(inst);
+  if (inst.opcode() == ir::Opcode::kCholesky || inst.opcode() == ir::Opcode::kTriangularSolve) {
+    return true;
+  }
+  const std::string target = Target(inst);
+  return target == kLuTarget || target == kQrTarget || target == kHouseholderTarget;
 }
 
 std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
@@ -162,9 +196,15 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
   std::unique_ptr<LinalgThunk> thunk(
       new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
   CheckShapes(inst, &thunk->lower_, &thunk->form_);
+  const std::string target = Target(inst);
   thunk->op_ = inst.opcode() == ir::Opcode::kCholesky          ? Op::kCholesky
                : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
+               : target == kQrTarget                           ? Op::kQr
+               : target == kHouseholderTarget                  ? Op::kHouseholderProduct
                                                                : Op::kLu;
+  if (thunk->op_ == Op::kHouseholderProduct) {
+    thunk->reflectors_ = inst.operand(1)->type().dims().back();
+  }
   thunk->type_ = inst.operand(0)->type().element_type();
   const std::vector<int64_t>& out = inst.result(0)->type().dims();
   thunk->batch_ = 1;
@@ -206,6 +246,12 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
   S* out = reinterpret_cast<S*>(out_bytes);
   const S* in =
       reinterpret_cast<const S*>(context.Address(operands_[op_ == Op::kTriangularSolve ? 1 : 0]));
+  // The product is written while the reflectors are read: they must not share memory.
+  if (op_ == Op::kHouseholderProduct && in < out + batch_ * per && out < in + batch_ * per) {
+    EMBER_ASSIGN_OR_RETURN(void* copy, memory.Allocate(batch_ * per * sizeof(S), name()));
+    std::memcpy(copy, in, static_cast<size_t>(batch_ * per) * sizeof(S));
+    in = static_cast<const S*>(copy);
+  }
   switch (op_) {
     case Op::kCholesky:
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
@@ -229,6 +275,29 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
         for (int64_t b = begin; b < end; ++b) {
           CopyMatrix(in + b * per, out + b * per, per);
           fast::TriangularSolve(a + b * a_per, out + b * per, rows_, cols_, form_);
+        }
+      });
+      return absl::OkStatus();
+    }
+    case Op::kQr: {
+      EMBER_ASSIGN_OR_RETURN(uint8_t * taus_bytes, place(results_[1], batch_ * k * sizeof(S)));
+      S* taus = reinterpret_cast<S*>(taus_bytes);
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        std::vector<S> work(static_cast<size_t>(cols_));
+        for (int64_t b = begin; b < end; ++b) {
+          CopyMatrix(in + b * per, out + b * per, per);
+          fast::Qr(out + b * per, rows_, cols_, taus + b * k, work.data());
+        }
+      });
+      return absl::OkStatus();
+    }
+    case Op::kHouseholderProduct: {
+      const S* taus = reinterpret_cast<const S*>(context.Address(operands_[1]));
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        std::vector<S> work(static_cast<size_t>(rows_ + cols_));
+        for (int64_t b = begin; b < end; ++b) {
+          fast::HouseholderProduct(in + b * per, taus + b * reflectors_, out + b * per, rows_,
+                                   cols_, reflectors_, work.data());
         }
       });
       return absl::OkStatus();

@@ -1,13 +1,14 @@
 // The linear-algebra ops run as library calls on the launch's buffers (dense_solvers.h): cholesky,
-// triangular_solve and custom_call @ember_lu (JAX's lu on Ember, LAPACK getrf's outputs), in
-// f32, f64, c64 and c128, the matrices of a batch split across the thread pool. Each result
-// matrix starts as a copy of its operand and is factored or solved in place, in the element type
-// with blocked algorithms, as XLA:CPU's LAPACK computes them (the evaluator, which stays the
-// oracle, works in double and rounds once). The outputs' semantics are the evaluator's: a
-// cholesky that meets a pivot that is not positive (or NaN) gives NaN for all of that matrix,
-// the triangle not read is zero; ember_lu's pivots and permutation are 0-based int32.
-// Other element types (bf16, f16) stay on the evaluator's op table: Refusal says so, and the
-// cost report shows it.
+// triangular_solve, custom_call @ember_lu (JAX's lu on Ember, LAPACK getrf's outputs), and the
+// Householder QR pair JAX's generic lowerings emit (custom_call @Qr: geqrf's packed a and taus;
+// @ProductOfElementaryHouseholderReflectors: orgqr's q), in f32, f64, c64 and c128, the matrices
+// of a batch split across the thread pool. Each result matrix starts as a copy of its operand and
+// is factored or solved in place, in the element type, as XLA:CPU's LAPACK computes them (the
+// evaluator, which stays the oracle, works in double and rounds once). The outputs' semantics
+// are the evaluator's: a cholesky that meets a pivot that is not positive (or NaN) gives NaN for
+// all of that matrix, the triangle not read is zero; ember_lu's pivots and permutation are
+// 0-based int32; the QR conventions are LAPACK's. Other element types (bf16, f16) stay on the
+// evaluator's op table: Refusal says so, and the cost report shows it.
 #ifndef EMBER_COMPILER_HOST_LINALG_THUNK_H_
 #define EMBER_COMPILER_HOST_LINALG_THUNK_H_
 
@@ -35,7 +36,7 @@ class LinalgThunk final : public HostThunk {
   absl::Status Run(HostRunContext& context) const override;
 
  private:
-  enum class Op { kCholesky, kTriangularSolve, kLu };
+  enum class Op { kCholesky, kTriangularSolve, kLu, kQr, kHouseholderProduct };
   LinalgThunk(std::string name, std::vector<ValueRef> operands, std::vector<ValueRef> results)
       : HostThunk(Kind::kLibraryCall, std::move(name)),
         operands_(std::move(operands)),
@@ -51,6 +52,7 @@ class LinalgThunk final : public HostThunk {
   int64_t rows_ = 0, cols_ = 0;  // of each result matrix (the first result's)
   int64_t n_ = 0;                // of the square operand (cholesky, triangular_solve's a)
   bool lower_ = false;           // cholesky
+  int64_t reflectors_ = 0;       // ProductOfElementaryHouseholderReflectors: taus per matrix
   fast::TriangularForm form_;    // triangular_solve
 };
 

@@ -1,4 +1,5 @@
-// cholesky, triangular_solve and custom_call @ember_lu on the host backend's library thunk
+// cholesky, triangular_solve, custom_call @ember_lu and the Householder QR pair (@Qr,
+// @ProductOfElementaryHouseholderReflectors) on the host backend's library thunk
 // (linalg_thunk.h) against the evaluator, which computes in double and rounds once: f32, f64,
 // c64 and c128; batches; matrices below and above the solvers' block sizes; every form of
 // triangular_solve (side, triangle, transpose, unit diagonal); the triangle not read filled with
@@ -348,6 +349,63 @@ TEST(LinalgThunkTest, LuOfSingularMatricesAndUnreadResults) {
                                        Args(MakeLiteral(type.type, dims, a)));
     ExpectClose(pivots, 0, 0, 1);
     EXPECT_EQ(pivots.cost_report.find("  evaluator "), std::string::npos) << pivots.cost_report;
+  }
+}
+
+std::string QrProgram(const std::vector<int64_t>& dims, const char* type) {
+  std::vector<int64_t> taus(dims.begin(), dims.end() - 1);
+  taus.back() = std::min(dims[dims.size() - 2], dims.back());
+  const std::string t = TensorType(dims, type), tt = TensorType(taus, type);
+  return absl::StrCat("func.func @main(%a: ", t, ") -> (", t, ", ", tt, ", ", t, ") {\n",
+                      "  %r:2 = stablehlo.custom_call @Qr(%a) : (", t, ") -> (", t, ", ", tt,
+                      ")\n  %q = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(",
+                      "%r#0, %r#1) : (", t, ", ", tt, ") -> ", t, "\n  return %r#0, %r#1, %q : ", t,
+                      ", ", tt, ", ", t, "\n}\n");
+}
+
+TEST(LinalgThunkTest, HouseholderQrPairMatchesTheEvaluator) {
+  // geqrf's packed factors and taus, and orgqr's q from them: square, tall, wide, batched,
+  // one column and one row; a zero column (tau 0).
+  std::mt19937_64 rng(7);
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1},   {2, 6, 6},   {2, 9, 4}, {2, 4, 9},
+                                                    {1, 80, 80}, {3, 50, 20}, {1, 7, 1}, {1, 1, 7}};
+  for (const Type& type : kTypes) {
+    for (const std::vector<int64_t>& dims : shapes) {
+      SCOPED_TRACE(absl::StrCat(type.mlir, " ", absl::StrJoin(dims, "x")));
+      std::vector<Complex> a(static_cast<size_t>(Count(dims)));
+      for (Complex& v : a) v = Random(rng, IsComplexType(type.type));
+      if (dims[2] > 2) {
+        for (int64_t i = 0; i < dims[1]; ++i) a[i * dims[2] + 1] = 0;  // matrix 0, column 1
+      }
+      NativeRun run =
+          RunBothBackends(QrProgram(dims, type.mlir), Args(MakeLiteral(type.type, dims, a)));
+      const int64_t size = std::max(dims[1], dims[2]);
+      ExpectClose(run, 0, type.tolerance * 10, size);
+      ExpectClose(run, 1, type.tolerance * 10, size);
+      ExpectClose(run, 2, type.tolerance * 10, size);
+      EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+    }
+  }
+}
+
+TEST(LinalgThunkTest, HouseholderProductOfFewerReflectors) {
+  // orgqr with k < min(rows, cols) reflectors (the taus operand's last dimension).
+  for (const Type& type : kTypes) {
+    SCOPED_TRACE(type.mlir);
+    std::mt19937_64 rng(8);
+    const std::vector<int64_t> ad = {2, 12, 8}, td = {2, 5};
+    std::vector<Complex> a(static_cast<size_t>(Count(ad))), t(static_cast<size_t>(Count(td)));
+    for (Complex& v : a) v = Random(rng, IsComplexType(type.type));
+    for (Complex& v : t) v = Complex(1, 0) + 0.5 * Random(rng, IsComplexType(type.type));
+    const std::string at = TensorType(ad, type.mlir), tt = TensorType(td, type.mlir);
+    const std::string text = absl::StrCat(
+        "func.func @main(%a: ", at, ", %t: ", tt, ") -> ", at, " {\n",
+        "  %q = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%a, %t) : (", at,
+        ", ", tt, ") -> ", at, "\n  return %q : ", at, "\n}\n");
+    NativeRun run =
+        RunBothBackends(text, Args(MakeLiteral(type.type, ad, a), MakeLiteral(type.type, td, t)));
+    ExpectClose(run, 0, type.tolerance * 10, 12);
+    EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
   }
 }
 
