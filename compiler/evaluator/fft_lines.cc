@@ -49,6 +49,14 @@ FftLinePlan::FftLinePlan(int64_t n, bool inverse) : n_(n) {
     for (int64_t len = 2; len <= n; len <<= 1) {
       for (int64_t k = 0; k < len / 2; ++k) twiddles_[len / 2 - 1 + k] = full[k * (n / len)];
     }
+    // Each index's bits reversed (log2(n) of them).
+    reversed_.resize(static_cast<size_t>(n));
+    for (int64_t i = 1, j = 0; i < n; ++i) {
+      int64_t bit = n >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      reversed_[i] = static_cast<uint32_t>(j);
+    }
   } else if (n <= 128) {
     twiddles_.resize(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) twiddles_[k] = Twiddle(k, n, sign);
@@ -81,25 +89,44 @@ void FftLinePlan::Run(FftComplex* line, FftComplex* scratch) const {
   }
 }
 
+// Iterative decimation in time: the bit-reversed order, then log2(n) stages of butterflies.
+// Two consecutive stages run in one pass over the line (radix 4: each quartet of elements is
+// loaded once for both), with exactly the radix-2 stages' arithmetic: the same bits as running
+// them one after the other.
 void FftLinePlan::Radix2(FftComplex* a) const {
   const size_t n = static_cast<size_t>(n_);
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t j = reversed_[i];
     if (i < j) std::swap(a[i], a[j]);
   }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const size_t half = len / 2;
-    const FftComplex* w = twiddles_.data() + half - 1;
-    for (size_t i = 0; i < n; i += len) {
-      FftComplex* lo = a + i;
-      FftComplex* hi = a + i + half;
-      for (size_t k = 0; k < half; ++k) {
-        const FftComplex u = lo[k];
-        const FftComplex v = Multiply(hi[k], w[k]);
-        lo[k] = u + v;
-        hi[k] = u - v;
+  size_t q = 1;  // the size of the sub-transforms the next pass combines
+  size_t stages = 0;
+  while ((size_t{1} << stages) < n) ++stages;
+  if (stages % 2 == 1) {  // one stage alone first (length 2: its twiddle is 1)
+    for (size_t i = 0; i < n; i += 2) {
+      const FftComplex u = a[i];
+      const FftComplex v = Multiply(a[i + 1], twiddles_[0]);
+      a[i] = u + v;
+      a[i + 1] = u - v;
+    }
+    q = 2;
+  }
+  for (; 4 * q <= n; q *= 4) {
+    const FftComplex* w2 = twiddles_.data() + q - 1;      // the stage of length 2q
+    const FftComplex* w4 = twiddles_.data() + 2 * q - 1;  // the stage of length 4q
+    for (size_t i = 0; i < n; i += 4 * q) {
+      FftComplex* x = a + i;
+      for (size_t k = 0; k < q; ++k) {
+        const FftComplex t1 = Multiply(x[k + q], w2[k]);
+        const FftComplex t3 = Multiply(x[k + 3 * q], w2[k]);
+        const FftComplex b0 = x[k] + t1, b1 = x[k] - t1;
+        const FftComplex b2 = x[k + 2 * q] + t3, b3 = x[k + 2 * q] - t3;
+        const FftComplex t2 = Multiply(b2, w4[k]);
+        const FftComplex t4 = Multiply(b3, w4[k + q]);
+        x[k] = b0 + t2;
+        x[k + 2 * q] = b0 - t2;
+        x[k + q] = b1 + t4;
+        x[k + 3 * q] = b1 - t4;
       }
     }
   }
@@ -186,16 +213,23 @@ FftComplex* FftPlan::Run(FftComplex* in, FftComplex* work, const FftAxisRunner& 
     run_axis(work, FftAxisLines(form_.full_dims, rank - 1), *plans_.back(), true);
     return work;
   }
-  for (int64_t axis = rank - 1; axis >= first; --axis) {
-    run_axis(in, FftAxisLines(form_.full_dims, axis), *plans_[axis - first], inverse);
-  }
-  if (form_.type == FftForm::Type::kRfft) {
-    // Keep the first n/2+1 entries of the last axis (moved down in place).
-    const int64_t n = form_.full_dims.back(), h = form_.out_dims.back();
-    const int64_t lines = n == 0 ? 0 : fs::Product(form_.full_dims) / n;
-    for (int64_t line = 0; line < lines; ++line) {
-      for (int64_t k = 0; k < h; ++k) in[line * h + k] = in[line * n + k];
+  if (form_.type != FftForm::Type::kRfft) {
+    for (int64_t axis = rank - 1; axis >= first; --axis) {
+      run_axis(in, FftAxisLines(form_.full_dims, axis), *plans_[axis - first], inverse);
     }
+    return in;
+  }
+  // RFFT: the last axis on the full lines, keeping their first n/2+1 entries (moved down in
+  // place); the other axes then transform only those (the entries past them are dropped, so
+  // their transforms would be wasted).
+  run_axis(in, FftAxisLines(form_.full_dims, rank - 1), *plans_.back(), false);
+  const int64_t n = form_.full_dims.back(), h = form_.out_dims.back();
+  const int64_t lines = n == 0 ? 0 : fs::Product(form_.full_dims) / n;
+  for (int64_t line = 0; line < lines; ++line) {
+    for (int64_t k = 0; k < h; ++k) in[line * h + k] = in[line * n + k];
+  }
+  for (int64_t axis = rank - 2; axis >= first; --axis) {
+    run_axis(in, FftAxisLines(form_.out_dims, axis), *plans_[axis - first], false);
   }
   return in;
 }

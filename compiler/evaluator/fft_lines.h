@@ -42,6 +42,7 @@ class FftLinePlan {
   int64_t n_;
   int64_t scratch_size_ = 0;
   std::vector<FftComplex> twiddles_, chirp_, kernel_;
+  std::vector<uint32_t> reversed_;  // powers of two: the bit-reversed order
   std::unique_ptr<FftLinePlan> forward_, inverse_;  // Bluestein's power-of-two transforms
 };
 
