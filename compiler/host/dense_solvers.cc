@@ -25,6 +25,12 @@ void HouseholderProduct(const float* a, const float* taus, float* q, int64_t row
                         int64_t k, float* work);
 void HouseholderProduct(const double* a, const double* taus, double* q, int64_t rows, int64_t cols,
                         int64_t k, double* work);
+bool SymmetricEigen(const float* a, int64_t n, bool lower, float* w, float* v);
+bool SymmetricEigen(const double* a, int64_t n, bool lower, double* w, double* v);
+bool SingularValues(const float* a, int64_t rows, int64_t cols, bool full, float* s, float* u,
+                    float* vt);
+bool SingularValues(const double* a, int64_t rows, int64_t cols, bool full, double* s, double* u,
+                    double* vt);
 }  // namespace solvers_avx2
 
 namespace {
@@ -141,6 +147,25 @@ void HouseholderProduct(const std::complex<double>* a, const std::complex<double
                         std::complex<double>* q, int64_t rows, int64_t cols, int64_t k,
                         std::complex<double>* work) {
   solvers_base::HouseholderProduct(a, taus, q, rows, cols, k, work);
+}
+
+bool SymmetricEigen(const float* a, int64_t n, bool lower, float* w, float* v) {
+  return UseAvx2() ? solvers_avx2::SymmetricEigen(a, n, lower, w, v)
+                   : solvers_base::SymmetricEigen(a, n, lower, w, v);
+}
+bool SymmetricEigen(const double* a, int64_t n, bool lower, double* w, double* v) {
+  return UseAvx2() ? solvers_avx2::SymmetricEigen(a, n, lower, w, v)
+                   : solvers_base::SymmetricEigen(a, n, lower, w, v);
+}
+bool SingularValues(const float* a, int64_t rows, int64_t cols, bool full, float* s, float* u,
+                    float* vt) {
+  return UseAvx2() ? solvers_avx2::SingularValues(a, rows, cols, full, s, u, vt)
+                   : solvers_base::SingularValues(a, rows, cols, full, s, u, vt);
+}
+bool SingularValues(const double* a, int64_t rows, int64_t cols, bool full, double* s, double* u,
+                    double* vt) {
+  return UseAvx2() ? solvers_avx2::SingularValues(a, rows, cols, full, s, u, vt)
+                   : solvers_base::SingularValues(a, rows, cols, full, s, u, vt);
 }
 
 }  // namespace ember::host::fast

@@ -79,6 +79,23 @@ void HouseholderProduct(const std::complex<double>* a, const std::complex<double
                         std::complex<double>* q, int64_t rows, int64_t cols, int64_t k,
                         std::complex<double>* work);
 
+// Eigen's SelfAdjointEigenSolver (tridiagonal reduction, implicit symmetric QR) for the real
+// symmetric n x n matrix held in `a`'s `lower` (else upper) triangle (the other is not read):
+// eigenvalues ascending in w (n), eigenvectors in the columns of v (n x n, row-major, each of
+// unit norm; their signs are the solver's). False when it does not converge or `a` holds a NaN
+// or an infinity (then w and v are unspecified). Real types only (see dense_solvers.inc).
+bool SymmetricEigen(const float* a, int64_t n, bool lower, float* w, float* v);
+bool SymmetricEigen(const double* a, int64_t n, bool lower, double* w, double* v);
+
+// Eigen's BDCSVD (divide and conquer) of the rows x cols matrix `a`: the singular values
+// descending in s (k = min(rows, cols)); unless u and vt are null, u (rows x rows when `full`,
+// else rows x k) and vt (cols x cols, else k x cols) with a = u diag(s) vt. False when it does
+// not converge or `a` holds a NaN or an infinity. Real types only.
+bool SingularValues(const float* a, int64_t rows, int64_t cols, bool full, float* s, float* u,
+                    float* vt);
+bool SingularValues(const double* a, int64_t rows, int64_t cols, bool full, double* s, double* u,
+                    double* vt);
+
 }  // namespace ember::host::fast
 
 #endif  // EMBER_COMPILER_HOST_DENSE_SOLVERS_H_

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,25 @@ std::string Target(const ir::Instruction& inst) {
 constexpr char kLuTarget[] = "ember_lu";
 constexpr char kQrTarget[] = "Qr";
 constexpr char kHouseholderTarget[] = "ProductOfElementaryHouseholderReflectors";
+constexpr char kEighTarget[] = "ember_eigh";
+constexpr char kSvdTarget[] = "ember_svd";
+
+// A boolean backend_config entry of a custom call (a bool, or an integer); `fallback` when
+// absent, nullopt when it is something else (the evaluator's op table then reports it).
+std::optional<bool> ConfigFlag(const ir::Instruction& inst, const char* key, bool fallback) {
+  const ir::Attribute* config = inst.attribute("backend_config");
+  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) {
+    config = inst.attribute("mhlo.backend_config");
+  }
+  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) return fallback;
+  for (const auto& [name, value] : config->dict) {
+    if (name != key) continue;
+    if (value.kind == ir::Attribute::Kind::kBool) return value.b;
+    if (value.kind == ir::Attribute::Kind::kInt) return value.i != 0;
+    return std::nullopt;
+  }
+  return fallback;
+}
 
 bool IsRowMajor(const ir::ValueType& t) {
   if (!t.is_tensor()) return false;
@@ -51,8 +71,18 @@ std::vector<int64_t> BatchDims(const std::vector<int64_t>& dims) {
   return std::vector<int64_t>(dims.begin(), dims.end() - 2);
 }
 
-// Where the shapes do not fit, "" otherwise (then `form`, `lower` are read).
-std::string CheckShapes(const ir::Instruction& inst, bool* lower, fast::TriangularForm* form) {
+// The attributes an op's kernel reads.
+struct Options {
+  bool lower = false;          // cholesky, ember_eigh
+  fast::TriangularForm form;   // triangular_solve
+  bool full_matrices = false;  // ember_svd
+  bool compute_uv = true;      // ember_svd
+};
+
+// Where the shapes or attributes do not fit, "" otherwise (then `options` are read).
+std::string CheckShapes(const ir::Instruction& inst, Options* options) {
+  bool* lower = &options->lower;
+  fast::TriangularForm* form = &options->form;
   const ir::ValueType& a = inst.operand(0)->type();
   const std::vector<int64_t>& ad = a.dims();
   if (ad.size() < 2) return absl::StrCat("an operand of rank ", ad.size(), " (rank >= 2 needed)");
@@ -129,6 +159,47 @@ std::string CheckShapes(const ir::Instruction& inst, bool* lower, fast::Triangul
     if (inst.result(0)->type().dims() != ad) return "a result of another shape";
     return "";
   }
+  if (target == kEighTarget || target == kSvdTarget) {
+    if (ir::IsComplex(a.element_type())) {
+      return absl::StrCat(target, " of complex matrices (real types only)");
+    }
+    std::vector<int64_t> values = BatchDims(ad);
+    values.push_back(std::min(rows, cols));
+    if (target == kEighTarget) {
+      std::optional<bool> l = ConfigFlag(inst, "lower", true);
+      if (!l.has_value()) return "a 'lower' that is not a boolean";
+      *lower = *l;
+      if (rows != cols) return "a matrix that is not square";
+      if (inst.operands().size() != 1 || inst.num_results() != 2 ||
+          inst.result(0)->type().dims() != ad || !IsRowMajor(inst.result(1)->type()) ||
+          inst.result(1)->type().dims() != values ||
+          inst.result(1)->type().element_type() != a.element_type()) {
+        return "results that are not (v, w)";
+      }
+      return "";
+    }
+    std::optional<bool> full = ConfigFlag(inst, "full_matrices", false);
+    std::optional<bool> uv = ConfigFlag(inst, "compute_uv", true);
+    if (!full.has_value() || !uv.has_value()) return "full_matrices/compute_uv not booleans";
+    options->full_matrices = *full;
+    options->compute_uv = *uv;
+    if (inst.operands().size() != 1 || inst.num_results() != (*uv ? 3u : 1u)) {
+      return "malformed ember_svd";
+    }
+    std::vector<int64_t> u = BatchDims(ad), vt = BatchDims(ad);
+    u.push_back(rows);
+    u.push_back(*full ? rows : std::min(rows, cols));
+    vt.push_back(*full ? cols : std::min(rows, cols));
+    vt.push_back(cols);
+    if (inst.result(0)->type().dims() != values ||
+        (*uv && (inst.result(1)->type().dims() != u || inst.result(2)->type().dims() != vt ||
+                 !IsRowMajor(inst.result(1)->type()) || !IsRowMajor(inst.result(2)->type()) ||
+                 inst.result(1)->type().element_type() != a.element_type() ||
+                 inst.result(2)->type().element_type() != a.element_type()))) {
+      return "results that are not (s, u, vt)";
+    }
+    return "";
+  }
   // ember_lu
   if (inst.operands().size() != 1 || inst.num_results() != 3) return "malformed ember_lu";
   std::vector<int64_t> pivots = BatchDims(ad), perm = BatchDims(ad);
@@ -162,7 +233,8 @@ bool LinalgThunk::IsLinalgOp(const ir::Instruction& inst) {
     return true;
   }
   const std::string target = Target(inst);
-  return target == kLuTarget || target == kQrTarget || target == kHouseholderTarget;
+  return target == kLuTarget || target == kQrTarget || target == kHouseholderTarget ||
+         target == kEighTarget || target == kSvdTarget;
 }
 
 std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
@@ -184,9 +256,8 @@ std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
   if (!IsRowMajor(inst.result(0)->type()) || inst.result(0)->type().element_type() != type) {
     return "a result of another type or layout";
   }
-  bool lower = false;
-  fast::TriangularForm form;
-  return CheckShapes(inst, &lower, &form);
+  Options options;
+  return CheckShapes(inst, &options);
 }
 
 std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Instruction& inst,
@@ -195,18 +266,27 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
   if (!Refusal(inst).empty()) return nullptr;
   std::unique_ptr<LinalgThunk> thunk(
       new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
-  CheckShapes(inst, &thunk->lower_, &thunk->form_);
+  Options options;
+  CheckShapes(inst, &options);
+  thunk->lower_ = options.lower;
+  thunk->form_ = options.form;
+  thunk->full_matrices_ = options.full_matrices;
+  thunk->compute_uv_ = options.compute_uv;
   const std::string target = Target(inst);
   thunk->op_ = inst.opcode() == ir::Opcode::kCholesky          ? Op::kCholesky
                : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
                : target == kQrTarget                           ? Op::kQr
                : target == kHouseholderTarget                  ? Op::kHouseholderProduct
+               : target == kEighTarget                         ? Op::kEigh
+               : target == kSvdTarget                          ? Op::kSvd
                                                                : Op::kLu;
   if (thunk->op_ == Op::kHouseholderProduct) {
     thunk->reflectors_ = inst.operand(1)->type().dims().back();
   }
   thunk->type_ = inst.operand(0)->type().element_type();
-  const std::vector<int64_t>& out = inst.result(0)->type().dims();
+  // Each matrix's dims: the result's (triangular_solve: b's), the operand's for the others.
+  const std::vector<int64_t>& out =
+      inst.operand(thunk->op_ == Op::kTriangularSolve ? 1 : 0)->type().dims();
   thunk->batch_ = 1;
   for (size_t i = 0; i + 2 < out.size(); ++i) thunk->batch_ *= out[i];
   thunk->rows_ = out[out.size() - 2];
@@ -231,7 +311,69 @@ absl::Status LinalgThunk::Run(HostRunContext& context) const {
 }
 
 template <typename S>
+absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
+  if constexpr (!std::is_floating_point_v<S>) {
+    return absl::InternalError(absl::StrCat(name(), ": real types only"));
+  } else {
+    if (batch_ == 0) return absl::OkStatus();
+    const int64_t per = rows_ * cols_, k = std::min(rows_, cols_);
+    const S nan = std::numeric_limits<S>::quiet_NaN();
+    ScratchMemory memory;
+    auto place = [&](size_t r, int64_t elements) -> absl::StatusOr<S*> {
+      if (results_[r].kind != ValueRef::Kind::kOther) {
+        return reinterpret_cast<S*>(context.Address(results_[r]));
+      }
+      EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(elements * sizeof(S), name()));
+      return static_cast<S*>(p);
+    };
+    const S* in = reinterpret_cast<const S*>(context.Address(operands_[0]));
+    if (op_ == Op::kEigh) {
+      EMBER_ASSIGN_OR_RETURN(S * v, place(0, batch_ * per));
+      EMBER_ASSIGN_OR_RETURN(S * w, place(1, batch_ * k));
+      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          if (!fast::SymmetricEigen(in + b * per, rows_, lower_, w + b * k, v + b * per)) {
+            FillNaN(v + b * per, per);  // not converged, or NaN/inf in: NaN out, as XLA gives
+            FillNaN(w + b * k, k);
+          }
+        }
+      });
+      return absl::OkStatus();
+    }
+    const int64_t ucols = full_matrices_ ? rows_ : k, vrows = full_matrices_ ? cols_ : k;
+    EMBER_ASSIGN_OR_RETURN(S * s, place(0, std::max<int64_t>(1, batch_ * k)));
+    S* u = nullptr;
+    S* vt = nullptr;
+    if (compute_uv_) {
+      EMBER_ASSIGN_OR_RETURN(u, place(1, std::max<int64_t>(1, batch_ * rows_ * ucols)));
+      EMBER_ASSIGN_OR_RETURN(vt, place(2, std::max<int64_t>(1, batch_ * vrows * cols_)));
+    }
+    context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        S* sb = s + b * k;
+        S* ub = compute_uv_ ? u + b * rows_ * ucols : nullptr;
+        S* vb = compute_uv_ ? vt + b * vrows * cols_ : nullptr;
+        if (k > 0 && fast::SingularValues(in + b * per, rows_, cols_, full_matrices_, sb, ub, vb)) {
+          continue;
+        }
+        // An empty matrix: identities where the full form asks for them; else NaN.
+        std::fill(sb, sb + k, nan);
+        if (!compute_uv_) continue;
+        std::fill(ub, ub + rows_ * ucols, k == 0 ? S(0) : nan);
+        std::fill(vb, vb + vrows * cols_, k == 0 ? S(0) : nan);
+        if (k == 0) {
+          for (int64_t i = 0; i < std::min(rows_, ucols); ++i) ub[i * ucols + i] = S(1);
+          for (int64_t i = 0; i < std::min(vrows, cols_); ++i) vb[i * cols_ + i] = S(1);
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+}
+
+template <typename S>
 absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
+  if (op_ == Op::kEigh || op_ == Op::kSvd) return RunSpectral<S>(context);  // (empty ones too)
   const int64_t per = rows_ * cols_;
   if (batch_ == 0 || per == 0) return absl::OkStatus();
   const int64_t k = std::min(rows_, cols_);
@@ -253,6 +395,9 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
     in = static_cast<const S*>(copy);
   }
   switch (op_) {
+    case Op::kEigh:
+    case Op::kSvd:
+      return RunSpectral<S>(context);
     case Op::kCholesky:
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {

@@ -1,7 +1,9 @@
 // The linear-algebra ops run as library calls on the launch's buffers (dense_solvers.h): cholesky,
 // triangular_solve, custom_call @ember_lu (JAX's lu on Ember, LAPACK getrf's outputs), and the
 // Householder QR pair JAX's generic lowerings emit (custom_call @Qr: geqrf's packed a and taus;
-// @ProductOfElementaryHouseholderReflectors: orgqr's q), in f32, f64, c64 and c128, the matrices
+// @ProductOfElementaryHouseholderReflectors: orgqr's q), in f32, f64, c64 and c128, and
+// @ember_eigh and @ember_svd (Eigen's symmetric eigensolver and divide-and-conquer SVD; real
+// types only: eigenvector signs are the solver's, NaN or infinite input gives NaN), the matrices
 // of a batch split across the thread pool. Each result matrix starts as a copy of its operand and
 // is factored or solved in place, in the element type, as XLA:CPU's LAPACK computes them (the
 // evaluator, which stays the oracle, works in double and rounds once). The outputs' semantics
@@ -36,13 +38,15 @@ class LinalgThunk final : public HostThunk {
   absl::Status Run(HostRunContext& context) const override;
 
  private:
-  enum class Op { kCholesky, kTriangularSolve, kLu, kQr, kHouseholderProduct };
+  enum class Op { kCholesky, kTriangularSolve, kLu, kQr, kHouseholderProduct, kEigh, kSvd };
   LinalgThunk(std::string name, std::vector<ValueRef> operands, std::vector<ValueRef> results)
       : HostThunk(Kind::kLibraryCall, std::move(name)),
         operands_(std::move(operands)),
         results_(std::move(results)) {}
   template <typename S>
   absl::Status RunTyped(HostRunContext& context) const;
+  template <typename S>
+  absl::Status RunSpectral(HostRunContext& context) const;  // ember_eigh, ember_svd
 
   std::vector<ValueRef> operands_;
   std::vector<ValueRef> results_;
@@ -51,8 +55,10 @@ class LinalgThunk final : public HostThunk {
   int64_t batch_ = 1;
   int64_t rows_ = 0, cols_ = 0;  // of each result matrix (the first result's)
   int64_t n_ = 0;                // of the square operand (cholesky, triangular_solve's a)
-  bool lower_ = false;           // cholesky
+  bool lower_ = false;           // cholesky, ember_eigh
   int64_t reflectors_ = 0;       // ProductOfElementaryHouseholderReflectors: taus per matrix
+  bool full_matrices_ = false;   // ember_svd
+  bool compute_uv_ = true;       // ember_svd
   fast::TriangularForm form_;    // triangular_solve
 };
 

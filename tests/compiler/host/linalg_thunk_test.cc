@@ -5,7 +5,9 @@
 // triangular_solve (side, triangle, transpose, unit diagonal); the triangle not read filled with
 // garbage; a matrix that is not positive definite, or NaN, gives NaN for that matrix only;
 // LU pivots and permutations equal, singular and rectangular matrices included; results nothing
-// reads; bf16 stays on the evaluator with the reason in the cost report. Factors agree to a few
+// reads; ember_eigh and ember_svd (real types) by their values and by reconstruction and
+// orthogonality (vector signs are the solver's), NaN in giving NaN out; bf16 stays on the
+// evaluator with the reason in the cost report. Factors agree to a few
 // ulp of the type scaled by the size (sums are reassociated), not bit for bit.
 #include <gtest/gtest.h>
 
@@ -406,6 +408,141 @@ TEST(LinalgThunkTest, HouseholderProductOfFewerReflectors) {
         RunBothBackends(text, Args(MakeLiteral(type.type, ad, a), MakeLiteral(type.type, td, t)));
     ExpectClose(run, 0, type.tolerance * 10, 12);
     EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+  }
+}
+
+// Column j of the rows x cols row-major matrix m.
+std::vector<Complex> Column(const std::vector<Complex>& m, int64_t offset, int64_t rows,
+                            int64_t cols, int64_t j) {
+  std::vector<Complex> c(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) c[i] = m[offset + i * cols + j];
+  return c;
+}
+
+TEST(LinalgThunkTest, SymmetricEigenAgreesWithTheEvaluator) {
+  // Eigenvalues as the evaluator's; eigenvectors (signs are the solver's) orthonormal and
+  // reconstructing the matrix read from the requested triangle (garbage in the other).
+  std::mt19937_64 rng(9);
+  for (const Type& type : kTypes) {
+    if (IsComplexType(type.type)) continue;  // complex eigh stays on the evaluator (below)
+    for (int64_t n : {1, 5, 40}) {
+      for (bool lower : {true, false}) {
+        SCOPED_TRACE(absl::StrCat(type.mlir, " n ", n, " lower ", lower));
+        const std::vector<int64_t> dims = {2, n, n}, wd = {2, n};
+        const std::string t = TensorType(dims, type.mlir), wt = TensorType(wd, type.mlir);
+        const std::string text =
+            absl::StrCat("func.func @main(%a: ", t, ") -> (", t, ", ", wt, ") {\n",
+                         "  %r:2 = stablehlo.custom_call @ember_eigh(%a) {api_version = 4 : i32, ",
+                         "backend_config = {lower = ", lower ? "true" : "false", "}} : (", t,
+                         ") -> (", t, ", ", wt, ")\n  return %r#0, %r#1 : ", t, ", ", wt, "\n}\n");
+        const std::vector<Complex> a = SpdBatch(2, n, lower, false, rng);
+        NativeRun run = RunBothBackends(text, Args(MakeLiteral(type.type, dims, a)));
+        ExpectClose(run, 1, type.tolerance * 10, n);  // eigenvalues
+        EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+        const std::vector<Complex> v = Values(run.host[0].array), w = Values(run.host[1].array);
+        for (int64_t b = 0; b < 2; ++b) {
+          double scale = 0;
+          for (int64_t i = 0; i < n * n; ++i) scale = std::max(scale, std::abs(a[b * n * n + i]));
+          for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              Complex recon = 0, dot = 0;
+              for (int64_t l = 0; l < n; ++l) {
+                recon += v[b * n * n + i * n + l] * w[b * n + l] * v[b * n * n + j * n + l];
+                dot += v[b * n * n + l * n + i] * v[b * n * n + l * n + j];
+              }
+              const Complex want =
+                  (lower ? i >= j : i <= j) ? a[b * n * n + i * n + j] : a[b * n * n + j * n + i];
+              ASSERT_LE(std::abs(recon - want), type.tolerance * 50 * n * scale) << i << "," << j;
+              ASSERT_LE(std::abs(dot - Complex(i == j ? 1 : 0)), type.tolerance * 50 * n);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string SvdProgram(const std::vector<int64_t>& dims, const char* type, bool full, bool uv) {
+  const int64_t rows = dims[1], cols = dims[2], k = std::min(rows, cols);
+  const std::string t = TensorType(dims, type), st = TensorType({dims[0], k}, type);
+  const std::string ut = TensorType({dims[0], rows, full ? rows : k}, type);
+  const std::string vt = TensorType({dims[0], full ? cols : k, cols}, type);
+  const std::string results = uv ? absl::StrCat(st, ", ", ut, ", ", vt) : st;
+  return absl::StrCat("func.func @main(%a: ", t, ") -> (", results, ") {\n", "  %r:", uv ? 3 : 1,
+                      " = stablehlo.custom_call @ember_svd(%a) {api_version = ",
+                      "4 : i32, backend_config = {full_matrices = ", full ? "true" : "false",
+                      ", compute_uv = ", uv ? "true" : "false", "}} : (", t, ") -> (", results,
+                      ")\n  return ", uv ? "%r#0, %r#1, %r#2" : "%r#0", " : ", results, "\n}\n");
+}
+
+TEST(LinalgThunkTest, SingularValuesAgreeWithTheEvaluator) {
+  // s as the evaluator's; u diag(s) vt reconstructs a; u and vt orthonormal (full and thin);
+  // values only; empty matrices give the evaluator's identities.
+  std::mt19937_64 rng(10);
+  const std::vector<std::vector<int64_t>> shapes = {{2, 6, 4},   {2, 4, 6}, {1, 5, 5},
+                                                    {1, 40, 30}, {1, 1, 7}, {2, 0, 3}};
+  for (const Type& type : kTypes) {
+    if (IsComplexType(type.type)) continue;
+    for (const std::vector<int64_t>& dims : shapes) {
+      for (bool full : {false, true}) {
+        for (bool uv : {true, false}) {
+          SCOPED_TRACE(
+              absl::StrCat(type.mlir, " ", absl::StrJoin(dims, "x"), " full ", full, " uv ", uv));
+          std::vector<Complex> a(static_cast<size_t>(Count(dims)));
+          for (Complex& v : a) v = Random(rng, false);
+          NativeRun run = RunBothBackends(SvdProgram(dims, type.mlir, full, uv),
+                                          Args(MakeLiteral(type.type, dims, a)));
+          const int64_t rows = dims[1], cols = dims[2], k = std::min(rows, cols);
+          ExpectClose(run, 0, type.tolerance * 10, std::max<int64_t>(1, k));
+          EXPECT_EQ(run.cost_report.find("  evaluator "), std::string::npos) << run.cost_report;
+          if (!uv) continue;
+          if (k == 0) {
+            ExpectClose(run, 1, 0, 1);
+            ExpectClose(run, 2, 0, 1);
+            continue;
+          }
+          const std::vector<Complex> s = Values(run.host[0].array), u = Values(run.host[1].array),
+                                     vt = Values(run.host[2].array);
+          const int64_t uc = full ? rows : k, vr = full ? cols : k;
+          for (int64_t b = 0; b < dims[0]; ++b) {
+            for (int64_t i = 0; i < rows; ++i) {
+              for (int64_t j = 0; j < cols; ++j) {
+                Complex recon = 0;
+                for (int64_t l = 0; l < k; ++l) {
+                  recon += u[b * rows * uc + i * uc + l] * s[b * k + l] *
+                           vt[b * vr * cols + l * cols + j];
+                }
+                ASSERT_LE(std::abs(recon - a[b * rows * cols + i * cols + j]),
+                          type.tolerance * 50 * std::max(rows, cols));
+              }
+            }
+            for (int64_t i = 0; i < uc; ++i) {
+              for (int64_t j = 0; j < uc; ++j) {
+                Complex dot = 0;
+                const std::vector<Complex> ci = Column(u, b * rows * uc, rows, uc, i);
+                const std::vector<Complex> cj = Column(u, b * rows * uc, rows, uc, j);
+                for (int64_t l = 0; l < rows; ++l) dot += ci[l] * cj[l];
+                ASSERT_LE(std::abs(dot - Complex(i == j ? 1 : 0)), type.tolerance * 50 * rows);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LinalgThunkTest, NaNInputGivesNaNEigenAndSingularValues) {
+  for (const Type& type : kTypes) {
+    if (IsComplexType(type.type)) continue;
+    SCOPED_TRACE(type.mlir);
+    std::vector<Complex> a(18, Complex(1, 0));
+    a[4] = std::numeric_limits<double>::quiet_NaN();  // matrix 0 only
+    NativeRun run = RunBothBackends(SvdProgram({2, 3, 3}, type.mlir, false, false),
+                                    Args(MakeLiteral(type.type, {2, 3, 3}, a)));
+    const std::vector<Complex> s = Values(run.host[0].array);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(s[i].real())) << i;
+    for (int i = 3; i < 6; ++i) EXPECT_FALSE(std::isnan(s[i].real())) << i;
   }
 }
 
