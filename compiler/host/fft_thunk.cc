@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,9 +22,9 @@ bool Supported(ElementType t) {
          t == ElementType::kC128;
 }
 
+// Dense in C order (the layout the kernels index by).
 bool IsRowMajor(const ir::ValueType& t) {
-  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());
-  return plain.ok() && *plain == t.shape();
+  return t.is_tensor() && t.is_static() && t.shape().layout().IsRowMajor();
 }
 
 int64_t Count(const std::vector<int64_t>& dims) {
@@ -32,59 +33,43 @@ int64_t Count(const std::vector<int64_t>& dims) {
   return c;
 }
 
-// Elements [begin, end) of a buffer of `type` as complex<double>.
-void Widen(ElementType type, const uint8_t* in, FftComplex* out, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) {
-    switch (type) {
-      case ElementType::kF32: {
-        float v;
-        std::memcpy(&v, in + 4 * i, 4);
-        out[i] = FftComplex(v, 0);
-        break;
-      }
-      case ElementType::kF64: {
-        double v;
-        std::memcpy(&v, in + 8 * i, 8);
-        out[i] = FftComplex(v, 0);
-        break;
-      }
-      case ElementType::kC64: {
-        float v[2];
-        std::memcpy(v, in + 8 * i, 8);
-        out[i] = FftComplex(v[0], v[1]);
-        break;
-      }
-      default:
-        std::memcpy(&out[i], in + 16 * i, 16);
-        break;
-    }
+// Calls fn with a value of the storage type of `type` (one of Supported's).
+template <typename Fn>
+void WithStorageType(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kF32:
+      return fn(float{});
+    case ElementType::kF64:
+      return fn(double{});
+    case ElementType::kC64:
+      return fn(std::complex<float>{});
+    default:
+      return fn(std::complex<double>{});
   }
 }
 
-// Rounds elements [begin, end) into `type` (real types keep the real parts), as the evaluator's
-// LiteralFrom does.
-void Narrow(ElementType type, const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
+// Elements [begin, end) of a buffer of T as complex<double>.
+template <typename T>
+void Widen(const uint8_t* in, FftComplex* out, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
-    switch (type) {
-      case ElementType::kF32: {
-        const float v = static_cast<float>(in[i].real());
-        std::memcpy(out + 4 * i, &v, 4);
-        break;
-      }
-      case ElementType::kF64: {
-        const double v = in[i].real();
-        std::memcpy(out + 8 * i, &v, 8);
-        break;
-      }
-      case ElementType::kC64: {
-        const float v[2] = {static_cast<float>(in[i].real()), static_cast<float>(in[i].imag())};
-        std::memcpy(out + 8 * i, v, 8);
-        break;
-      }
-      default:
-        std::memcpy(out + 16 * i, &in[i], 16);
-        break;
+    T v;
+    std::memcpy(&v, in + sizeof(T) * i, sizeof(T));
+    out[i] = FftComplex(v);
+  }
+}
+
+// Rounds elements [begin, end) into T (real types keep the real parts), as the evaluator's
+// LiteralFrom does.
+template <typename T>
+void Narrow(const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    T v;
+    if constexpr (std::is_floating_point_v<T>) {
+      v = static_cast<T>(in[i].real());
+    } else {
+      v = T(in[i]);
     }
+    std::memcpy(out + sizeof(T) * i, &v, sizeof(T));
   }
 }
 
@@ -130,8 +115,9 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
   ThreadPool& pool = context.pool();
   constexpr int64_t kElementsPerPart = 1 << 14;
   const uint8_t* operand = context.Address(operand_);
-  pool.ParallelFor(in_count, kElementsPerPart,
-                   [&](int64_t begin, int64_t end) { Widen(in_type_, operand, in, begin, end); });
+  pool.ParallelFor(in_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
+    WithStorageType(in_type_, [&](auto t) { Widen<decltype(t)>(operand, in, begin, end); });
+  });
   const int64_t scratch = plan_.scratch_size();
   const FftComplex* out = plan_.Run(
       in, work,
@@ -147,8 +133,9 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
         });
       });
   uint8_t* result = context.Address(result_);
-  pool.ParallelFor(out_count, kElementsPerPart,
-                   [&](int64_t begin, int64_t end) { Narrow(out_type_, out, result, begin, end); });
+  pool.ParallelFor(out_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
+    WithStorageType(out_type_, [&](auto t) { Narrow<decltype(t)>(out, result, begin, end); });
+  });
   return absl::OkStatus();
 }
 

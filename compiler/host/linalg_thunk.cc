@@ -50,10 +50,9 @@ std::optional<bool> ConfigFlag(const ir::Instruction& inst, const char* key, boo
   return fallback;
 }
 
+// Dense in C order (the layout the kernels index by).
 bool IsRowMajor(const ir::ValueType& t) {
-  if (!t.is_tensor()) return false;
-  absl::StatusOr<ir::Shape> plain = ir::Shape::Make(t.element_type(), t.dims());
-  return plain.ok() && *plain == t.shape();
+  return t.is_tensor() && t.is_static() && t.shape().layout().IsRowMajor();
 }
 
 // A boolean attribute (bool, or an integer as some producers write it); `fallback` when absent,
@@ -71,16 +70,8 @@ std::vector<int64_t> BatchDims(const std::vector<int64_t>& dims) {
   return std::vector<int64_t>(dims.begin(), dims.end() - 2);
 }
 
-// The attributes an op's kernel reads.
-struct Options {
-  bool lower = false;          // cholesky, ember_eigh
-  fast::TriangularForm form;   // triangular_solve
-  bool full_matrices = false;  // ember_svd
-  bool compute_uv = true;      // ember_svd
-};
-
 // Where the shapes or attributes do not fit, "" otherwise (then `options` are read).
-std::string CheckShapes(const ir::Instruction& inst, Options* options) {
+std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* options) {
   bool* lower = &options->lower;
   fast::TriangularForm* form = &options->form;
   const ir::ValueType& a = inst.operand(0)->type();
@@ -266,12 +257,7 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
   if (!Refusal(inst).empty()) return nullptr;
   std::unique_ptr<LinalgThunk> thunk(
       new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
-  Options options;
-  CheckShapes(inst, &options);
-  thunk->lower_ = options.lower;
-  thunk->form_ = options.form;
-  thunk->full_matrices_ = options.full_matrices;
-  thunk->compute_uv_ = options.compute_uv;
+  CheckShapes(inst, &thunk->options_);
   const std::string target = Target(inst);
   thunk->op_ = inst.opcode() == ir::Opcode::kCholesky          ? Op::kCholesky
                : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
@@ -332,7 +318,7 @@ absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
       EMBER_ASSIGN_OR_RETURN(S * w, place(1, batch_ * k));
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
-          if (!fast::SymmetricEigen(in + b * per, rows_, lower_, w + b * k, v + b * per)) {
+          if (!fast::SymmetricEigen(in + b * per, rows_, options_.lower, w + b * k, v + b * per)) {
             FillNaN(v + b * per, per);  // not converged, or NaN/inf in: NaN out, as XLA gives
             FillNaN(w + b * k, k);
           }
@@ -340,25 +326,27 @@ absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
       });
       return absl::OkStatus();
     }
-    const int64_t ucols = full_matrices_ ? rows_ : k, vrows = full_matrices_ ? cols_ : k;
+    const int64_t ucols = options_.full_matrices ? rows_ : k,
+                  vrows = options_.full_matrices ? cols_ : k;
     EMBER_ASSIGN_OR_RETURN(S * s, place(0, std::max<int64_t>(1, batch_ * k)));
     S* u = nullptr;
     S* vt = nullptr;
-    if (compute_uv_) {
+    if (options_.compute_uv) {
       EMBER_ASSIGN_OR_RETURN(u, place(1, std::max<int64_t>(1, batch_ * rows_ * ucols)));
       EMBER_ASSIGN_OR_RETURN(vt, place(2, std::max<int64_t>(1, batch_ * vrows * cols_)));
     }
     context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         S* sb = s + b * k;
-        S* ub = compute_uv_ ? u + b * rows_ * ucols : nullptr;
-        S* vb = compute_uv_ ? vt + b * vrows * cols_ : nullptr;
-        if (k > 0 && fast::SingularValues(in + b * per, rows_, cols_, full_matrices_, sb, ub, vb)) {
+        S* ub = options_.compute_uv ? u + b * rows_ * ucols : nullptr;
+        S* vb = options_.compute_uv ? vt + b * vrows * cols_ : nullptr;
+        if (k > 0 &&
+            fast::SingularValues(in + b * per, rows_, cols_, options_.full_matrices, sb, ub, vb)) {
           continue;
         }
         // An empty matrix: identities where the full form asks for them; else NaN.
         std::fill(sb, sb + k, nan);
-        if (!compute_uv_) continue;
+        if (!options_.compute_uv) continue;
         std::fill(ub, ub + rows_ * ucols, k == 0 ? S(0) : nan);
         std::fill(vb, vb + vrows * cols_, k == 0 ? S(0) : nan);
         if (k == 0) {
@@ -397,13 +385,13 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
   switch (op_) {
     case Op::kEigh:
     case Op::kSvd:
-      return RunSpectral<S>(context);
+      break;  // (RunSpectral, above)
     case Op::kCholesky:
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           S* m = out + b * per;
           CopyMatrix(in + b * per, m, per);
-          if (!fast::Cholesky(m, n_, lower_)) FillNaN(m, per);
+          if (!fast::Cholesky(m, n_, options_.lower)) FillNaN(m, per);
         }
       });
       return absl::OkStatus();
@@ -419,7 +407,7 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           CopyMatrix(in + b * per, out + b * per, per);
-          fast::TriangularSolve(a + b * a_per, out + b * per, rows_, cols_, form_);
+          fast::TriangularSolve(a + b * a_per, out + b * per, rows_, cols_, options_.form);
         }
       });
       return absl::OkStatus();

@@ -30,6 +30,13 @@ class LinalgThunk final : public HostThunk {
   // "" if so, else why not ("not a linear-algebra op" for every other op).
   static std::string Refusal(const ir::Instruction& instruction);
   static bool IsLinalgOp(const ir::Instruction& instruction);
+  // The attributes an op's kernel reads (Refusal checks them).
+  struct Options {
+    bool lower = false;          // cholesky, ember_eigh
+    fast::TriangularForm form;   // triangular_solve
+    bool full_matrices = false;  // ember_svd
+    bool compute_uv = true;      // ember_svd
+  };
   // `operands` and `results` in the op's order (a result nothing reads has kind kOther). Null
   // when Refusal(instruction) is not empty.
   static std::unique_ptr<LinalgThunk> Create(std::string name, const ir::Instruction& instruction,
@@ -55,11 +62,8 @@ class LinalgThunk final : public HostThunk {
   int64_t batch_ = 1;
   int64_t rows_ = 0, cols_ = 0;  // of each result matrix (the first result's)
   int64_t n_ = 0;                // of the square operand (cholesky, triangular_solve's a)
-  bool lower_ = false;           // cholesky, ember_eigh
   int64_t reflectors_ = 0;       // ProductOfElementaryHouseholderReflectors: taus per matrix
-  bool full_matrices_ = false;   // ember_svd
-  bool compute_uv_ = true;       // ember_svd
-  fast::TriangularForm form_;    // triangular_solve
+  Options options_;
 };
 
 }  // namespace ember::host
