@@ -547,17 +547,21 @@ TEST(LinalgThunkTest, NaNInputGivesNaNEigenAndSingularValues) {
 }
 
 TEST(LinalgThunkTest, OtherTypesStayOnTheEvaluatorWithTheReason) {
-  std::mt19937_64 rng(6);
-  const std::vector<int64_t> dims = {4, 4};
-  std::vector<Complex> v = SpdBatch(1, 4, true, false, rng);
-  const std::string text = CholeskyProgram(dims, "bf16", true);
-  std::unique_ptr<ir::Module> module = test_util::Parse(text);
-  ASSERT_NE(module, nullptr);
-  auto exe = Compile(*module->entry(), HostBackend::kCompiled);
-  ASSERT_TRUE(exe.ok()) << exe.status();
-  EXPECT_NE((*exe)->cost_report().find("  evaluator "), std::string::npos) << (*exe)->cost_report();
-  EXPECT_NE((*exe)->cost_report().find("no library kernel for bf16"), std::string::npos)
-      << (*exe)->cost_report();
+  // bf16 cholesky, and complex svd (real types only), are compiled onto the evaluator's op
+  // table, each with its reason in the cost report.
+  const std::pair<std::string, std::string> cases[] = {
+      {CholeskyProgram({4, 4}, "bf16", true), "no library kernel for bf16"},
+      {SvdProgram({1, 3, 3}, "complex<f32>", false, false), "ember_svd of complex matrices"}};
+  for (const auto& [text, reason] : cases) {
+    SCOPED_TRACE(reason);
+    std::unique_ptr<ir::Module> module = test_util::Parse(text);
+    ASSERT_NE(module, nullptr);
+    auto exe = Compile(*module->entry(), HostBackend::kCompiled);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_NE((*exe)->cost_report().find("  evaluator "), std::string::npos)
+        << (*exe)->cost_report();
+    EXPECT_NE((*exe)->cost_report().find(reason), std::string::npos) << (*exe)->cost_report();
+  }
 }
 
 }  // namespace
