@@ -167,5 +167,13 @@ bool SingularValues(const double* a, int64_t rows, int64_t cols, bool full, doub
   return UseAvx2() ? solvers_avx2::SingularValues(a, rows, cols, full, s, u, vt)
                    : solvers_base::SingularValues(a, rows, cols, full, s, u, vt);
 }
+bool SymmetricEigen(const std::complex<double>* a, int64_t n, bool lower, double* w,
+                    std::complex<double>* v) {
+  return solvers_base::SymmetricEigen(a, n, lower, w, v);
+}
+bool SingularValues(const std::complex<double>* a, int64_t rows, int64_t cols, bool full,
+                    double* s, std::complex<double>* u, std::complex<double>* vt) {
+  return solvers_base::SingularValues(a, rows, cols, full, s, u, vt);
+}
 
 }  // namespace ember::host::fast

@@ -80,21 +80,29 @@ void HouseholderProduct(const std::complex<double>* a, const std::complex<double
                         std::complex<double>* work);
 
 // Eigen's SelfAdjointEigenSolver (tridiagonal reduction, implicit symmetric QR) for the real
-// symmetric n x n matrix held in `a`'s `lower` (else upper) triangle (the other is not read):
-// eigenvalues ascending in w (n), eigenvectors in the columns of v (n x n, row-major, each of
-// unit norm; their signs are the solver's). False when it does not converge or `a` holds a NaN
-// or an infinity (then w and v are unspecified). Real types only (see dense_solvers.inc).
+// symmetric or complex Hermitian n x n matrix held in `a`'s `lower` (else upper) triangle (the
+// other is not read, nor are the diagonal's imaginary parts): eigenvalues ascending in w (n,
+// real), eigenvectors in the columns of v (n x n, row-major, each of unit norm; their signs or
+// phases are the solver's). False when it does not converge or `a` holds a NaN or an infinity
+// (then w and v are unspecified). Complex in double precision only: complex<float> matrices are
+// widened by the caller (Eigen's complex<float> packets read scalars with misaligned loads,
+// undefined behaviour the sanitizer build rejects; dense_solvers.inc).
 bool SymmetricEigen(const float* a, int64_t n, bool lower, float* w, float* v);
 bool SymmetricEigen(const double* a, int64_t n, bool lower, double* w, double* v);
+bool SymmetricEigen(const std::complex<double>* a, int64_t n, bool lower, double* w,
+                    std::complex<double>* v);
 
 // Eigen's BDCSVD (divide and conquer) of the rows x cols matrix `a`: the singular values
 // descending in s (k = min(rows, cols)); unless u and vt are null, u (rows x rows when `full`,
-// else rows x k) and vt (cols x cols, else k x cols) with a = u diag(s) vt. False when it does
-// not converge or `a` holds a NaN or an infinity. Real types only.
+// else rows x k) and vt (cols x cols, else k x cols; V^H) with a = u diag(s) vt. False when it
+// does not converge or `a` holds a NaN or an infinity. Complex in double precision only, as
+// SymmetricEigen.
 bool SingularValues(const float* a, int64_t rows, int64_t cols, bool full, float* s, float* u,
                     float* vt);
 bool SingularValues(const double* a, int64_t rows, int64_t cols, bool full, double* s, double* u,
                     double* vt);
+bool SingularValues(const std::complex<double>* a, int64_t rows, int64_t cols, bool full,
+                    double* s, std::complex<double>* u, std::complex<double>* vt);
 
 }  // namespace ember::host::fast
 

@@ -151,9 +151,10 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
     return "";
   }
   if (target == kEighTarget || target == kSvdTarget) {
-    if (ir::IsComplex(a.element_type())) {
-      return absl::StrCat(target, " of complex matrices (real types only)");
-    }
+    // Eigenvalues and singular values are real: f32 for c64, f64 for c128.
+    const ElementType real = a.element_type() == ElementType::kC64    ? ElementType::kF32
+                             : a.element_type() == ElementType::kC128 ? ElementType::kF64
+                                                                      : a.element_type();
     std::vector<int64_t> values = BatchDims(ad);
     values.push_back(std::min(rows, cols));
     if (target == kEighTarget) {
@@ -164,7 +165,7 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
       if (inst.operands().size() != 1 || inst.num_results() != 2 ||
           inst.result(0)->type().dims() != ad || !IsRowMajor(inst.result(1)->type()) ||
           inst.result(1)->type().dims() != values ||
-          inst.result(1)->type().element_type() != a.element_type()) {
+          inst.result(1)->type().element_type() != real) {
         return "results that are not (v, w)";
       }
       return "";
@@ -182,7 +183,8 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
     u.push_back(*full ? rows : std::min(rows, cols));
     vt.push_back(*full ? cols : std::min(rows, cols));
     vt.push_back(cols);
-    if (inst.result(0)->type().dims() != values ||
+    if (inst.result(0)->type().dims() != values || !IsRowMajor(inst.result(0)->type()) ||
+        inst.result(0)->type().element_type() != real ||
         (*uv && (inst.result(1)->type().dims() != u || inst.result(2)->type().dims() != vt ||
                  !IsRowMajor(inst.result(1)->type()) || !IsRowMajor(inst.result(2)->type()) ||
                  inst.result(1)->type().element_type() != a.element_type() ||
@@ -244,7 +246,9 @@ std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
       return "operands of other types or layouts";
     }
   }
-  if (!IsRowMajor(inst.result(0)->type()) || inst.result(0)->type().element_type() != type) {
+  // (ember_svd's first result is its real singular values: CheckShapes checks those.)
+  if (Target(inst) != kSvdTarget &&
+      (!IsRowMajor(inst.result(0)->type()) || inst.result(0)->type().element_type() != type)) {
     return "a result of another type or layout";
   }
   Options options;
@@ -296,67 +300,145 @@ absl::Status LinalgThunk::Run(HostRunContext& context) const {
   }
 }
 
+// The element type the spectral solvers take for S: complex<float> matrices are widened to
+// complex<double> (dense_solvers.h says why), the others are solved in their own type.
+template <typename S>
+struct SolverScalar {
+  using type = S;
+};
+template <>
+struct SolverScalar<std::complex<float>> {
+  using type = std::complex<double>;
+};
+template <typename S>
+struct RealScalar {
+  using type = S;
+};
+template <typename T>
+struct RealScalar<std::complex<T>> {
+  using type = T;
+};
+
+// One matrix's eigh or svd through the solver's type W: in place when W is S, else through
+// per-thread copies widened from S and rounded back to S.
+template <typename S>
+class SpectralSolver {
+ public:
+  using R = typename RealScalar<S>::type;
+  using W = typename SolverScalar<S>::type;
+  using WR = typename RealScalar<W>::type;
+
+  bool Eigh(const S* a, int64_t n, bool lower, R* w, S* v) {
+    if constexpr (std::is_same_v<W, S>) {
+      return fast::SymmetricEigen(a, n, lower, w, v);
+    } else {
+      Widen(a, n * n, a_);
+      v_.resize(static_cast<size_t>(n * n));
+      w_.resize(static_cast<size_t>(n));
+      if (!fast::SymmetricEigen(a_.data(), n, lower, w_.data(), v_.data())) return false;
+      Narrow(w_, w);
+      Narrow(v_, v);
+      return true;
+    }
+  }
+
+  bool Svd(const S* a, int64_t rows, int64_t cols, bool full, R* s, S* u, S* vt) {
+    if constexpr (std::is_same_v<W, S>) {
+      return fast::SingularValues(a, rows, cols, full, s, u, vt);
+    } else {
+      const int64_t k = std::min(rows, cols);
+      Widen(a, rows * cols, a_);
+      w_.resize(static_cast<size_t>(k));
+      const bool vectors = u != nullptr;
+      u_.resize(vectors ? static_cast<size_t>(rows * (full ? rows : k)) : 0);
+      v_.resize(vectors ? static_cast<size_t>(cols * (full ? cols : k)) : 0);
+      if (!fast::SingularValues(a_.data(), rows, cols, full, w_.data(),
+                                vectors ? u_.data() : nullptr, vectors ? v_.data() : nullptr)) {
+        return false;
+      }
+      Narrow(w_, s);
+      if (vectors) {
+        Narrow(u_, u);
+        Narrow(v_, vt);
+      }
+      return true;
+    }
+  }
+
+ private:
+  static void Widen(const S* from, int64_t count, std::vector<W>& to) {
+    to.assign(from, from + count);
+  }
+  template <typename Wide, typename Narrowed>
+  static void Narrow(const std::vector<Wide>& from, Narrowed* to) {
+    for (size_t i = 0; i < from.size(); ++i) to[i] = static_cast<Narrowed>(from[i]);
+  }
+
+  std::vector<W> a_, u_, v_;
+  std::vector<WR> w_;
+};
+
 template <typename S>
 absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
-  if constexpr (!std::is_floating_point_v<S>) {
-    return absl::InternalError(absl::StrCat(name(), ": real types only"));
-  } else {
-    if (batch_ == 0) return absl::OkStatus();
-    const int64_t per = rows_ * cols_, k = std::min(rows_, cols_);
-    const S nan = std::numeric_limits<S>::quiet_NaN();
-    ScratchMemory memory;
-    auto place = [&](size_t r, int64_t elements) -> absl::StatusOr<S*> {
-      if (results_[r].kind != ValueRef::Kind::kOther) {
-        return reinterpret_cast<S*>(context.Address(results_[r]));
-      }
-      EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(elements * sizeof(S), name()));
-      return static_cast<S*>(p);
-    };
-    const S* in = reinterpret_cast<const S*>(context.Address(operands_[0]));
-    if (op_ == Op::kEigh) {
-      EMBER_ASSIGN_OR_RETURN(S * v, place(0, batch_ * per));
-      EMBER_ASSIGN_OR_RETURN(S * w, place(1, batch_ * k));
-      context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b) {
-          if (!fast::SymmetricEigen(in + b * per, rows_, options_.lower, w + b * k, v + b * per)) {
-            FillNaN(v + b * per, per);  // not converged, or NaN/inf in: NaN out, as XLA gives
-            FillNaN(w + b * k, k);
-          }
-        }
-      });
-      return absl::OkStatus();
+  using R = typename RealScalar<S>::type;
+  if (batch_ == 0) return absl::OkStatus();
+  const int64_t per = rows_ * cols_, k = std::min(rows_, cols_);
+  const R nan = std::numeric_limits<R>::quiet_NaN();
+  ScratchMemory memory;
+  auto place = [&]<typename T>(T*, size_t r, int64_t elements) -> absl::StatusOr<T*> {
+    if (results_[r].kind != ValueRef::Kind::kOther) {
+      return reinterpret_cast<T*>(context.Address(results_[r]));
     }
-    const int64_t ucols = options_.full_matrices ? rows_ : k,
-                  vrows = options_.full_matrices ? cols_ : k;
-    EMBER_ASSIGN_OR_RETURN(S * s, place(0, std::max<int64_t>(1, batch_ * k)));
-    S* u = nullptr;
-    S* vt = nullptr;
-    if (options_.compute_uv) {
-      EMBER_ASSIGN_OR_RETURN(u, place(1, std::max<int64_t>(1, batch_ * rows_ * ucols)));
-      EMBER_ASSIGN_OR_RETURN(vt, place(2, std::max<int64_t>(1, batch_ * vrows * cols_)));
-    }
+    EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(elements * sizeof(T), name()));
+    return static_cast<T*>(p);
+  };
+  const S* in = reinterpret_cast<const S*>(context.Address(operands_[0]));
+  if (op_ == Op::kEigh) {
+    EMBER_ASSIGN_OR_RETURN(S * v, place(static_cast<S*>(nullptr), 0, batch_ * per));
+    EMBER_ASSIGN_OR_RETURN(R * w, place(static_cast<R*>(nullptr), 1, batch_ * k));
     context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+      SpectralSolver<S> solver;
       for (int64_t b = begin; b < end; ++b) {
-        S* sb = s + b * k;
-        S* ub = options_.compute_uv ? u + b * rows_ * ucols : nullptr;
-        S* vb = options_.compute_uv ? vt + b * vrows * cols_ : nullptr;
-        if (k > 0 &&
-            fast::SingularValues(in + b * per, rows_, cols_, options_.full_matrices, sb, ub, vb)) {
-          continue;
-        }
-        // An empty matrix: identities where the full form asks for them; else NaN.
-        std::fill(sb, sb + k, nan);
-        if (!options_.compute_uv) continue;
-        std::fill(ub, ub + rows_ * ucols, k == 0 ? S(0) : nan);
-        std::fill(vb, vb + vrows * cols_, k == 0 ? S(0) : nan);
-        if (k == 0) {
-          for (int64_t i = 0; i < std::min(rows_, ucols); ++i) ub[i * ucols + i] = S(1);
-          for (int64_t i = 0; i < std::min(vrows, cols_); ++i) vb[i * cols_ + i] = S(1);
+        if (!solver.Eigh(in + b * per, rows_, options_.lower, w + b * k, v + b * per)) {
+          FillNaN(v + b * per, per);  // not converged, or NaN/inf in: NaN out, as XLA gives
+          FillNaN(w + b * k, k);
         }
       }
     });
     return absl::OkStatus();
   }
+  const int64_t ucols = options_.full_matrices ? rows_ : k,
+                vrows = options_.full_matrices ? cols_ : k;
+  EMBER_ASSIGN_OR_RETURN(R * s, place(static_cast<R*>(nullptr), 0, std::max<int64_t>(1, batch_ * k)));
+  S* u = nullptr;
+  S* vt = nullptr;
+  if (options_.compute_uv) {
+    EMBER_ASSIGN_OR_RETURN(u, place(static_cast<S*>(nullptr), 1,
+                                    std::max<int64_t>(1, batch_ * rows_ * ucols)));
+    EMBER_ASSIGN_OR_RETURN(vt, place(static_cast<S*>(nullptr), 2,
+                                     std::max<int64_t>(1, batch_ * vrows * cols_)));
+  }
+  context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
+    SpectralSolver<S> solver;
+    for (int64_t b = begin; b < end; ++b) {
+      R* sb = s + b * k;
+      S* ub = options_.compute_uv ? u + b * rows_ * ucols : nullptr;
+      S* vb = options_.compute_uv ? vt + b * vrows * cols_ : nullptr;
+      if (k > 0 && solver.Svd(in + b * per, rows_, cols_, options_.full_matrices, sb, ub, vb)) {
+        continue;
+      }
+      // An empty matrix: identities where the full form asks for them; else NaN.
+      std::fill(sb, sb + k, nan);
+      if (!options_.compute_uv) continue;
+      std::fill(ub, ub + rows_ * ucols, k == 0 ? S(0) : S(nan));
+      std::fill(vb, vb + vrows * cols_, k == 0 ? S(0) : S(nan));
+      if (k == 0) {
+        for (int64_t i = 0; i < std::min(rows_, ucols); ++i) ub[i * ucols + i] = S(1);
+        for (int64_t i = 0; i < std::min(vrows, cols_); ++i) vb[i * cols_ + i] = S(1);
+      }
+    }
+  });
+  return absl::OkStatus();
 }
 
 template <typename S>

@@ -2,8 +2,9 @@
 // triangular_solve, custom_call @ember_lu (JAX's lu on Ember, LAPACK getrf's outputs), and the
 // Householder QR pair JAX's generic lowerings emit (custom_call @Qr: geqrf's packed a and taus;
 // @ProductOfElementaryHouseholderReflectors: orgqr's q), in f32, f64, c64 and c128, and
-// @ember_eigh and @ember_svd (Eigen's symmetric eigensolver and divide-and-conquer SVD; real
-// types only: eigenvector signs are the solver's, NaN or infinite input gives NaN), the matrices
+// @ember_eigh and @ember_svd (Eigen's self-adjoint eigensolver and divide-and-conquer SVD; c64
+// through c128 copies; eigenvector signs and phases are the solver's, NaN or infinite input
+// gives NaN), the matrices
 // of a batch split across the thread pool. Each result matrix starts as a copy of its operand and
 // is factored or solved in place, in the element type, as XLA:CPU's LAPACK computes them (the
 // evaluator, which stays the oracle, works in double and rounds once). The outputs' semantics
