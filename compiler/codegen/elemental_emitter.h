@@ -99,6 +99,10 @@ class ElementalEmitter {
   std::pair<llvm::Value*, llvm::Value*> ToDoubleParts(llvm::Value* z);
   llvm::Value* FromDoubleParts(ir::ElementType type, llvm::Value* re, llvm::Value* im);
   llvm::Value* ComplexCall(const char* name, llvm::ArrayRef<llvm::Value*> args);
+  // (a + bi)(c + di) in double, bit for bit libgcc's __muldc3 (C's Annex G): inline, the call
+  // only on the rare branch where both parts are NaN (the insert point moves to a new block).
+  std::pair<llvm::Value*, llvm::Value*> MultiplyDoubleParts(llvm::Value* a, llvm::Value* b,
+                                                            llvm::Value* c, llvm::Value* d);
   llvm::Value* ComplexAbs(llvm::Value* re, llvm::Value* im);
   // A conversion from or to a complex type.
   llvm::Value* ComplexConvert(ir::ElementType from, ir::ElementType to, llvm::Value* x);
