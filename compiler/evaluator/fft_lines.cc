@@ -78,57 +78,81 @@ FftLinePlan::FftLinePlan(int64_t n, bool inverse) : n_(n) {
   }
 }
 
-void FftLinePlan::Run(FftComplex* line, FftComplex* scratch) const {
+void FftLinePlan::Run(FftComplex* line, FftComplex* scratch, const FftPartRunner* parts) const {
   if (n_ <= 1) return;
   if (IsPowerOfTwo(n_)) {
-    Radix2(line);
+    Radix2(line, parts);
   } else if (n_ <= 128) {
     DirectDft(line, scratch);
   } else {
-    Bluestein(line, scratch);
+    Bluestein(line, scratch, parts);
   }
 }
+
+namespace {
+
+// fn over [0, count): in parts when `parts` is given, else at once.
+void ForParts(const FftPartRunner* parts, int64_t count,
+              const std::function<void(int64_t, int64_t)>& fn) {
+  if (parts != nullptr) {
+    (*parts)(count, fn);
+  } else {
+    fn(0, count);
+  }
+}
+
+}  // namespace
 
 // Iterative decimation in time: the bit-reversed order, then log2(n) stages of butterflies.
 // Two consecutive stages run in one pass over the line (radix 4: each quartet of elements is
 // loaded once for both), with exactly the radix-2 stages' arithmetic: the same bits as running
 // them one after the other.
-void FftLinePlan::Radix2(FftComplex* a) const {
+void FftLinePlan::Radix2(FftComplex* a, const FftPartRunner* parts) const {
   const size_t n = static_cast<size_t>(n_);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t j = reversed_[i];
-    if (i < j) std::swap(a[i], a[j]);
-  }
+  // (Each swapped pair is visited once, from its smaller index: parts never share a pair.)
+  ForParts(parts, n_, [&](int64_t begin, int64_t end) {
+    for (size_t i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+      const size_t j = reversed_[i];
+      if (i < j) std::swap(a[i], a[j]);
+    }
+  });
   size_t q = 1;  // the size of the sub-transforms the next pass combines
   size_t stages = 0;
   while ((size_t{1} << stages) < n) ++stages;
   if (stages % 2 == 1) {  // one stage alone first (length 2: its twiddle is 1)
-    for (size_t i = 0; i < n; i += 2) {
-      const FftComplex u = a[i];
-      const FftComplex v = Multiply(a[i + 1], twiddles_[0]);
-      a[i] = u + v;
-      a[i + 1] = u - v;
-    }
+    ForParts(parts, n_ / 2, [&](int64_t begin, int64_t end) {
+      for (size_t i = 2 * static_cast<size_t>(begin); i < 2 * static_cast<size_t>(end); i += 2) {
+        const FftComplex u = a[i];
+        const FftComplex v = Multiply(a[i + 1], twiddles_[0]);
+        a[i] = u + v;
+        a[i + 1] = u - v;
+      }
+    });
     q = 2;
   }
   for (; 4 * q <= n; q *= 4) {
     const FftComplex* w2 = twiddles_.data() + q - 1;      // the stage of length 2q
     const FftComplex* w4 = twiddles_.data() + 2 * q - 1;  // the stage of length 4q
-    for (size_t i = 0; i < n; i += 4 * q) {
-      FftComplex* x = a + i;
-      for (size_t k = 0; k < q; ++k) {
-        const FftComplex t1 = Multiply(x[k + q], w2[k]);
-        const FftComplex t3 = Multiply(x[k + 3 * q], w2[k]);
-        const FftComplex b0 = x[k] + t1, b1 = x[k] - t1;
-        const FftComplex b2 = x[k + 2 * q] + t3, b3 = x[k + 2 * q] - t3;
-        const FftComplex t2 = Multiply(b2, w4[k]);
-        const FftComplex t4 = Multiply(b3, w4[k + q]);
-        x[k] = b0 + t2;
-        x[k + 2 * q] = b0 - t2;
-        x[k + q] = b1 + t4;
-        x[k + 3 * q] = b1 - t4;
+    // Butterfly quartet u (n/4 of them) is (k = u mod q) of the block of 4q at 4q (u div q).
+    ForParts(parts, n_ / 4, [&, q, w2, w4](int64_t begin, int64_t end) {
+      for (size_t u = static_cast<size_t>(begin); u < static_cast<size_t>(end);) {
+        FftComplex* x = a + 4 * q * (u / q);
+        const size_t k_end = std::min(q, u % q + (static_cast<size_t>(end) - u));
+        for (size_t k = u % q; k < k_end; ++k) {
+          const FftComplex t1 = Multiply(x[k + q], w2[k]);
+          const FftComplex t3 = Multiply(x[k + 3 * q], w2[k]);
+          const FftComplex b0 = x[k] + t1, b1 = x[k] - t1;
+          const FftComplex b2 = x[k + 2 * q] + t3, b3 = x[k + 2 * q] - t3;
+          const FftComplex t2 = Multiply(b2, w4[k]);
+          const FftComplex t4 = Multiply(b3, w4[k + q]);
+          x[k] = b0 + t2;
+          x[k + 2 * q] = b0 - t2;
+          x[k + q] = b1 + t4;
+          x[k + 3 * q] = b1 - t4;
+        }
+        u += k_end - u % q;
       }
-    }
+    });
   }
 }
 
@@ -141,15 +165,20 @@ void FftLinePlan::DirectDft(FftComplex* a, FftComplex* scratch) const {
   std::copy(scratch, scratch + n_, a);
 }
 
-void FftLinePlan::Bluestein(FftComplex* a, FftComplex* scratch) const {
+void FftLinePlan::Bluestein(FftComplex* a, FftComplex* scratch, const FftPartRunner* parts) const {
   const int64_t m = static_cast<int64_t>(kernel_.size());
   FftComplex* x = scratch;
-  std::fill(x, x + m, FftComplex(0));
-  for (int64_t k = 0; k < n_; ++k) x[k] = Multiply(a[k], chirp_[k]);
-  forward_->Run(x, nullptr);
-  for (int64_t i = 0; i < m; ++i) x[i] = Multiply(x[i], kernel_[i]);
-  inverse_->Run(x, nullptr);
-  for (int64_t k = 0; k < n_; ++k) a[k] = Multiply(x[k], chirp_[k]) / static_cast<double>(m);
+  ForParts(parts, m, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) x[k] = k < n_ ? Multiply(a[k], chirp_[k]) : FftComplex(0);
+  });
+  forward_->Run(x, nullptr, parts);
+  ForParts(parts, m, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[i] = Multiply(x[i], kernel_[i]);
+  });
+  inverse_->Run(x, nullptr, parts);
+  ForParts(parts, n_, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) a[k] = Multiply(x[k], chirp_[k]) / static_cast<double>(m);
+  });
 }
 
 FftAxisLines::FftAxisLines(const std::vector<int64_t>& dims, int64_t axis) {
@@ -160,20 +189,20 @@ FftAxisLines::FftAxisLines(const std::vector<int64_t>& dims, int64_t axis) {
 
 void TransformFftLines(FftComplex* data, const FftAxisLines& lines, const FftLinePlan& plan,
                        bool inverse, int64_t begin, int64_t end, FftComplex* line,
-                       FftComplex* scratch) {
+                       FftComplex* scratch, const FftPartRunner* parts) {
   const int64_t n = lines.n, stride = lines.stride;
   const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
   for (int64_t l = begin; l < end; ++l) {
     FftComplex* base = data + lines.first(l);
     if (stride == 1) {
-      plan.Run(base, scratch);
+      plan.Run(base, scratch, parts);
       if (inverse) {
         for (int64_t j = 0; j < n; ++j) base[j] *= scale;
       }
       continue;
     }
     for (int64_t j = 0; j < n; ++j) line[j] = base[j * stride];
-    plan.Run(line, scratch);
+    plan.Run(line, scratch, parts);
     for (int64_t j = 0; j < n; ++j) base[j * stride] = inverse ? line[j] * scale : line[j];
   }
 }

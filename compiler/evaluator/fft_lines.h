@@ -22,6 +22,11 @@ namespace ember::eval {
 
 using FftComplex = std::complex<double>;
 
+// Runs fn(begin, end) over [0, count) in contiguous parts whose items are independent, possibly
+// on several threads at once (the host backend passes its pool; nothing here starts threads).
+using FftPartRunner =
+    std::function<void(int64_t count, const std::function<void(int64_t, int64_t)>& fn)>;
+
 // The unnormalized DFT of lines of one length and direction. Immutable once built (its twiddles
 // are computed once): one plan serves many threads, each with scratch of its own.
 class FftLinePlan {
@@ -31,13 +36,15 @@ class FftLinePlan {
   int64_t length() const { return n_; }
   // Elements of scratch Run needs.
   int64_t scratch_size() const { return scratch_size_; }
-  // In place on `line` (n elements); `scratch` holds scratch_size() elements.
-  void Run(FftComplex* line, FftComplex* scratch) const;
+  // In place on `line` (n elements); `scratch` holds scratch_size() elements. With `parts`, the
+  // passes over one long line are split into parts (for a line too long for one thread); the
+  // arithmetic, and so every bit of the result, is the same either way.
+  void Run(FftComplex* line, FftComplex* scratch, const FftPartRunner* parts = nullptr) const;
 
  private:
-  void Radix2(FftComplex* a) const;
+  void Radix2(FftComplex* a, const FftPartRunner* parts) const;
   void DirectDft(FftComplex* a, FftComplex* scratch) const;
-  void Bluestein(FftComplex* a, FftComplex* scratch) const;
+  void Bluestein(FftComplex* a, FftComplex* scratch, const FftPartRunner* parts) const;
 
   int64_t n_;
   int64_t scratch_size_ = 0;
@@ -56,10 +63,10 @@ struct FftAxisLines {
 
 // Transforms lines [begin, end) of `axis` in `data` in place, scaling by 1/n when the plan is
 // inverse (numpy's and XLA's convention). `line` holds n elements, `scratch`
-// plan.scratch_size().
+// plan.scratch_size(); `parts` as FftLinePlan::Run's.
 void TransformFftLines(FftComplex* data, const FftAxisLines& lines, const FftLinePlan& plan,
                        bool inverse, int64_t begin, int64_t end, FftComplex* line,
-                       FftComplex* scratch);
+                       FftComplex* scratch, const FftPartRunner* parts = nullptr);
 
 // What an fft op computes, checked against its operand and result.
 struct FftForm {

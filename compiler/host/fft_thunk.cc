@@ -114,6 +114,7 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
   FftComplex* work = in + in_count;
   ThreadPool& pool = context.pool();
   constexpr int64_t kElementsPerPart = 1 << 14;
+  constexpr int64_t kLongLine = 1 << 14;  // a line this long is worth splitting
   const uint8_t* operand = context.Address(operand_);
   pool.ParallelFor(in_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
     WithStorageType(in_type_, [&](auto t) { Widen<decltype(t)>(operand, in, begin, end); });
@@ -123,6 +124,20 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
       in, work,
       [&](FftComplex* data, const eval::FftAxisLines& lines, const eval::FftLinePlan& plan,
           bool inverse) {
+        if (lines.count < pool.size() && lines.n >= kLongLine) {
+          // Fewer lines than threads, each long: the lines one after the other, each line's
+          // passes split across the pool (the same bits as one thread's transform).
+          const eval::FftPartRunner parts =
+              [&](int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
+                pool.ParallelFor(count, kElementsPerPart / 8, fn);
+              };
+          fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
+          FftComplex* line = buffers.Get(0, lines.n);
+          FftComplex* line_scratch = buffers.Get(1, scratch);
+          eval::TransformFftLines(data, lines, plan, inverse, 0, lines.count, line, line_scratch,
+                                  &parts);
+          return;
+        }
         const int64_t min_lines =
             std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(1, lines.n));
         pool.ParallelFor(lines.count, min_lines, [&](int64_t begin, int64_t end) {

@@ -1,7 +1,8 @@
 // fft on the host backend's library thunk (fft_thunk.h) against the evaluator, bit for bit (both
 // run the line transforms of fft_lines.h in complex<double>): FFT, IFFT, RFFT and IRFFT over 1
 // to 3 axes, lengths that take each algorithm (powers of two, the direct DFT up to 128,
-// Bluestein past it, 1 and 0), batches split across the pool, f32/f64 and c64/c128, special
+// Bluestein past it, 1 and 0), batches split across the pool, single long lines whose passes
+// are split across it, f32/f64 and c64/c128, special
 // values; bf16 stays on the evaluator with the reason in the cost report.
 #include <gtest/gtest.h>
 
@@ -81,7 +82,10 @@ TEST(FftThunkTest, EveryTypeAndLengthMatchesTheEvaluatorBitForBit) {
   const Case cases[] = {{{}, {8}},        {{3}, {1}},      {{5}, {12}},   {{2}, {100}},
                         {{2}, {129}},     {{4}, {256}},    {{}, {1000}},  {{3}, {4, 6}},
                         {{2}, {16, 130}}, {{}, {3, 4, 5}}, {{64}, {512}}, {{2}, {0}},
-                        {{1}, {9, 1}}};
+                        {{1}, {9, 1}},
+                        // One long line: its passes split across the pool (fft_thunk.cc), for
+                        // an odd and an even number of radix-2 stages, and Bluestein's.
+                        {{}, {32768}},    {{1}, {65536}},  {{}, {20000}}};
   const std::pair<const char*, const char*> types[] = {{"f32", "complex<f32>"},
                                                        {"f64", "complex<f64>"}};
   uint64_t seed = 1;
