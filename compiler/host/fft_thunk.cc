@@ -48,28 +48,29 @@ void WithStorageType(ElementType type, Fn&& fn) {
   }
 }
 
-// Elements [begin, end) of a buffer of T as complex<double>.
+// Elements [begin, end) of a buffer of T as complex<double>. (The launch's buffers are aligned
+// for every element type, so they are read and written as arrays of T.)
 template <typename T>
 void Widen(const uint8_t* in, FftComplex* out, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) {
-    T v;
-    std::memcpy(&v, in + sizeof(T) * i, sizeof(T));
-    out[i] = FftComplex(v);
-  }
+  const T* from = reinterpret_cast<const T*>(in);
+  for (int64_t i = begin; i < end; ++i) out[i] = FftComplex(from[i]);
 }
 
 // Rounds elements [begin, end) into T (real types keep the real parts), as the evaluator's
-// LiteralFrom does.
+// LiteralFrom does. (Each part is stored as it is rounded: a complex assembled on the stack and
+// copied out as one 8-byte word stalled every store on store-to-load forwarding.)
 template <typename T>
 void Narrow(const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
+  T* to = reinterpret_cast<T*>(out);
   for (int64_t i = begin; i < end; ++i) {
-    T v;
     if constexpr (std::is_floating_point_v<T>) {
-      v = static_cast<T>(in[i].real());
+      to[i] = static_cast<T>(in[i].real());
     } else {
-      v = T(in[i]);
+      using Part = typename T::value_type;
+      Part* parts = reinterpret_cast<Part*>(to + i);
+      parts[0] = static_cast<Part>(in[i].real());
+      parts[1] = static_cast<Part>(in[i].imag());
     }
-    std::memcpy(out + sizeof(T) * i, &v, sizeof(T));
   }
 }
 
