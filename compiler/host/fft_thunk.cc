@@ -114,7 +114,10 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
   FftComplex* in = static_cast<FftComplex*>(arrays);
   FftComplex* work = in + in_count;
   ThreadPool& pool = context.pool();
-  constexpr int64_t kElementsPerPart = 1 << 14;
+  constexpr int64_t kElementsPerPart = 1 << 14;  // copies: a part moves 256 KiB or more
+  // Transforms: a part of a few thousand points is tens of microseconds of work, well above
+  // what handing it to a thread costs.
+  constexpr int64_t kTransformPointsPerPart = 1 << 11;
   constexpr int64_t kLongLine = 1 << 14;  // a line this long is worth splitting
   const uint8_t* operand = context.Address(operand_);
   pool.ParallelFor(in_count, kElementsPerPart, [&](int64_t begin, int64_t end) {
@@ -130,7 +133,7 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
           // passes split across the pool (the same bits as one thread's transform).
           const eval::FftPartRunner parts =
               [&](int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
-                pool.ParallelFor(count, kElementsPerPart / 8, fn);
+                pool.ParallelFor(count, kTransformPointsPerPart, fn);
               };
           fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
           FftComplex* line = buffers.Get(0, lines.n);
@@ -140,7 +143,7 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
           return;
         }
         const int64_t min_lines =
-            std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(1, lines.n));
+            std::max<int64_t>(1, kTransformPointsPerPart / std::max<int64_t>(1, lines.n));
         pool.ParallelFor(lines.count, min_lines, [&](int64_t begin, int64_t end) {
           fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
           FftComplex* line = buffers.Get(0, lines.n);
