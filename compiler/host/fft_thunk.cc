@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <complex>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -128,6 +127,14 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
       in, work,
       [&](FftComplex* data, const eval::FftAxisLines& lines, const eval::FftLinePlan& plan,
           bool inverse) {
+        // Lines [begin, end) on this thread, with its own line and scratch buffers.
+        auto transform = [&](int64_t begin, int64_t end, const eval::FftPartRunner* parts) {
+          fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
+          FftComplex* line = buffers.Get(0, lines.n);
+          FftComplex* line_scratch = buffers.Get(1, scratch);
+          eval::TransformFftLines(data, lines, plan, inverse, begin, end, line, line_scratch,
+                                  parts);
+        };
         if (lines.count < pool.size() && lines.n >= kLongLine) {
           // Fewer lines than threads, each long: the lines one after the other, each line's
           // passes split across the pool (the same bits as one thread's transform).
@@ -135,20 +142,13 @@ absl::Status FftThunk::Run(HostRunContext& context) const {
               [&](int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
                 pool.ParallelFor(count, kTransformPointsPerPart, fn);
               };
-          fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
-          FftComplex* line = buffers.Get(0, lines.n);
-          FftComplex* line_scratch = buffers.Get(1, scratch);
-          eval::TransformFftLines(data, lines, plan, inverse, 0, lines.count, line, line_scratch,
-                                  &parts);
+          transform(0, lines.count, &parts);
           return;
         }
         const int64_t min_lines =
             std::max<int64_t>(1, kTransformPointsPerPart / std::max<int64_t>(1, lines.n));
         pool.ParallelFor(lines.count, min_lines, [&](int64_t begin, int64_t end) {
-          fast::ThreadScratch<FftComplex, FftLineOwner> buffers;
-          FftComplex* line = buffers.Get(0, lines.n);
-          FftComplex* line_scratch = buffers.Get(1, scratch);
-          eval::TransformFftLines(data, lines, plan, inverse, begin, end, line, line_scratch);
+          transform(begin, end, nullptr);
         });
       });
   uint8_t* result = context.Address(result_);

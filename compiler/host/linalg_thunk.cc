@@ -332,7 +332,7 @@ class SpectralSolver {
     if constexpr (std::is_same_v<W, S>) {
       return fast::SymmetricEigen(a, n, lower, w, v);
     } else {
-      Widen(a, n * n, a_);
+      a_.assign(a, a + n * n);  // widened
       v_.resize(static_cast<size_t>(n * n));
       w_.resize(static_cast<size_t>(n));
       if (!fast::SymmetricEigen(a_.data(), n, lower, w_.data(), v_.data())) return false;
@@ -347,7 +347,7 @@ class SpectralSolver {
       return fast::SingularValues(a, rows, cols, full, s, u, vt);
     } else {
       const int64_t k = std::min(rows, cols);
-      Widen(a, rows * cols, a_);
+      a_.assign(a, a + rows * cols);  // widened
       w_.resize(static_cast<size_t>(k));
       const bool vectors = u != nullptr;
       u_.resize(vectors ? static_cast<size_t>(rows * (full ? rows : k)) : 0);
@@ -366,9 +366,6 @@ class SpectralSolver {
   }
 
  private:
-  static void Widen(const S* from, int64_t count, std::vector<W>& to) {
-    to.assign(from, from + count);
-  }
   template <typename Wide, typename Narrowed>
   static void Narrow(const std::vector<Wide>& from, Narrowed* to) {
     for (size_t i = 0; i < from.size(); ++i) to[i] = static_cast<Narrowed>(from[i]);
