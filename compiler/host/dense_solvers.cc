@@ -1,6 +1,6 @@
 // The dense solvers' entry points: the AVX2 + FMA build (dense_solvers_avx2.cc) for f32/f64 on
 // CPUs that have both, else the baseline build included here; complex types always take the
-// baseline build.
+// baseline build, and so does everything in sanitizer builds (EMBER_SOLVERS_BASELINE_ONLY).
 #include "compiler/host/dense_solvers.h"
 
 #define EMBER_SOLVER_NS solvers_base
@@ -10,6 +10,14 @@
 #undef EMBER_SOLVER_NS
 
 namespace ember::host::fast {
+#ifdef EMBER_SOLVERS_BASELINE_ONLY
+// Sanitizer builds compile the solvers once, for the baseline ISA (CMakeLists.txt): the same
+// templates as the AVX2 build, which would only double the slowest file of those builds.
+namespace solvers_avx2 = solvers_base;
+namespace {
+constexpr bool UseAvx2() { return false; }
+}  // namespace
+#else
 namespace solvers_avx2 {
 bool Cholesky(float* a, int64_t n, bool lower);
 bool Cholesky(double* a, int64_t n, bool lower);
@@ -39,6 +47,7 @@ bool UseAvx2() {
   return avx2;
 }
 }  // namespace
+#endif  // EMBER_SOLVERS_BASELINE_ONLY
 
 bool Cholesky(float* a, int64_t n, bool lower) {
   return UseAvx2() ? solvers_avx2::Cholesky(a, n, lower) : solvers_base::Cholesky(a, n, lower);
