@@ -1,6 +1,7 @@
 """The library-class ops (linear algebra, fft) on Ember next to XLA:CPU in the same process:
 jnp.linalg.solve (ember_lu + triangular_solve), cholesky, cho_solve, solve_triangular, a batched
-inverse, qr, eigh, svd (f32, and c64), a 1-D fft and a 2-D rfft. Each is jitted for both backends on the same
+inverse, qr, eigh, svd (f32, and c64), a 1-D fft and a 2-D rfft, and the c64 elementwise product
+and quotient (libgcc's __muldc3 and __divdc3 inline, elemental_complex.cc). Each is jitted for both backends on the same
 inputs; the table gives median step times, the ratio (below 1.0: Ember is faster) and the
 largest difference of the results relative to their largest magnitude.
 
@@ -29,6 +30,8 @@ def cases(rng, n=256):
     x2 = rng.standard_normal((64, 512)).astype(np.float32)
     c = (rng.standard_normal((128, 128)) + 1j * rng.standard_normal((128, 128))).astype(np.complex64)
     hermitian = c @ c.conj().T
+    v = (rng.standard_normal(1 << 16) + 1j * rng.standard_normal(1 << 16)).astype(np.complex64)
+    w = (rng.standard_normal(1 << 16) + 1j * rng.standard_normal(1 << 16)).astype(np.complex64)
     tri = lambda a, b: jax.scipy.linalg.solve_triangular(  # noqa: E731
         jnp.tril(a) + n * jnp.eye(n), b, lower=True)
     cho = lambda s, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(s), b)  # noqa: E731
@@ -45,6 +48,8 @@ def cases(rng, n=256):
         "svd c64 128": (jnp.linalg.svd, (c,)),
         "fft 64Ki": (jnp.fft.fft, (x1,)),
         "rfft2 64x512": (jnp.fft.rfft2, (x2,)),
+        "c64 v*w 64Ki": (lambda v, w: v * w, (v, w)),
+        "c64 v/w 64Ki": (lambda v, w: v / w, (v, w)),
     }
 
 

@@ -103,6 +103,15 @@ class ElementalEmitter {
   // only on the rare branch where both parts are NaN (the insert point moves to a new block).
   std::pair<llvm::Value*, llvm::Value*> MultiplyDoubleParts(llvm::Value* a, llvm::Value* b,
                                                             llvm::Value* c, llvm::Value* d);
+  // {x, y}, or where both are NaN the double _Complex result of calling `name` on `args`, on a
+  // rare branch (the insert point moves to a new block).
+  std::pair<llvm::Value*, llvm::Value*> CallWhereBothNan(const char* name,
+                                                         llvm::ArrayRef<llvm::Value*> args,
+                                                         llvm::Value* x, llvm::Value* y);
+  // (a + bi) / (c + di) in double, bit for bit libgcc's __divdc3 (GCC 12's scaled Smith
+  // division and C's Annex G recovery): inline and branch-free.
+  std::pair<llvm::Value*, llvm::Value*> DivideDoubleParts(llvm::Value* a, llvm::Value* b,
+                                                          llvm::Value* c, llvm::Value* d);
   llvm::Value* ComplexAbs(llvm::Value* re, llvm::Value* im);
   // A conversion from or to a complex type.
   llvm::Value* ComplexConvert(ir::ElementType from, ir::ElementType to, llvm::Value* x);

@@ -989,45 +989,51 @@ ir::Literal ComplexInputs(ElementType type, int64_t n, uint64_t seed) {
   return lit;
 }
 
-TEST(LoopKernelDifferentialTest, ComplexProductsOfEveryPairOfSpecialValues) {
-  // Products are inline, calling __muldc3 only when both parts are NaN (elemental_complex.cc):
-  // every pair of complex numbers made of special parts (zeros, ones, infinities, NaN, tiny and huge parts whose
-  // products overflow or underflow), both orders, each recovery path of C's Annex G (boxed
-  // infinities, NaN parts to zero, overflow); bit for bit with the evaluator's std::complex.
+TEST(LoopKernelDifferentialTest, ComplexProductsAndQuotientsOfEveryPairOfSpecialValues) {
+  // Products and quotients are inline, calling __muldc3 or __divdc3 only when both parts are NaN
+  // (elemental_complex.cc): every pair of complex numbers made of special parts, both orders,
+  // bit for bit with the evaluator's std::complex. The parts reach each path: for products each
+  // recovery of C's Annex G (boxed infinities, NaN parts to zero, overflow); for quotients each
+  // scaling of libgcc's division (a divisor part of at least DBL_MAX / 2, one under
+  // DBL_EPSILON, subnormal numerator parts), the subnormal ratio's other order (1e-300 over
+  // 1e10), division by zero, and each recovery.
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const double parts[] = {0.0, -0.0, 1.0, -1.0, inf, -inf, nan, 1e200, -3e30, 2.5e-300};
+  const double parts[] = {0.0,     -0.0,  1.0,    -1.0,   inf,      -inf,       nan,    1e200,
+                          -3e30,   2.5e-300, 1.7e308, -1e-20, 4.9e-324, -2.5e-310, 1e10, 3e-160};
   std::vector<std::pair<double, double>> values;
   for (double re : parts) {
     for (double im : parts) values.emplace_back(re, im);
   }
   const int64_t n = static_cast<int64_t>(values.size() * values.size());
-  for (ElementType et : {ElementType::kC64, ElementType::kC128}) {
-    const std::string c = et == ElementType::kC64 ? "complex<f32>" : "complex<f64>";
-    SCOPED_TRACE(c);
-    const std::string t = absl::StrCat("tensor<", n, "x", c, ">");
-    std::vector<ir::Literal> in;
-    for (int side = 0; side < 2; ++side) {
-      ir::Literal lit = ir::Literal::Create(ir::Shape::Make(et, {n}).value()).value();
-      for (int64_t i = 0; i < n; ++i) {
-        const auto [re, im] = values[side == 0 ? i / values.size() : i % values.size()];
-        if (et == ElementType::kC64) {
-          const float f[2] = {static_cast<float>(re), static_cast<float>(im)};
-          std::memcpy(lit.mutable_bytes().data() + i * 8, f, 8);
-        } else {
-          const double d[2] = {re, im};
-          std::memcpy(lit.mutable_bytes().data() + i * 16, d, 16);
+  for (const char* op : {"multiply", "divide"}) {
+    for (ElementType et : {ElementType::kC64, ElementType::kC128}) {
+      const std::string c = et == ElementType::kC64 ? "complex<f32>" : "complex<f64>";
+      SCOPED_TRACE(absl::StrCat(op, " ", c));
+      const std::string t = absl::StrCat("tensor<", n, "x", c, ">");
+      std::vector<ir::Literal> in;
+      for (int side = 0; side < 2; ++side) {
+        ir::Literal lit = ir::Literal::Create(ir::Shape::Make(et, {n}).value()).value();
+        for (int64_t i = 0; i < n; ++i) {
+          const auto [re, im] = values[side == 0 ? i / values.size() : i % values.size()];
+          if (et == ElementType::kC64) {
+            const float f[2] = {static_cast<float>(re), static_cast<float>(im)};
+            std::memcpy(lit.mutable_bytes().data() + i * 8, f, 8);
+          } else {
+            const double d[2] = {re, im};
+            std::memcpy(lit.mutable_bytes().data() + i * 16, d, 16);
+          }
         }
+        in.push_back(std::move(lit));
       }
-      in.push_back(std::move(lit));
+      KernelRun r = CompareWithEvaluator(
+          absl::StrCat("func.func @main(%p0: ", t, ", %p1: ", t, ") -> ", t,
+                       " {\n  %r = stablehlo.", op, " %p0, %p1 : ", t, "\n  return %r : ", t,
+                       "\n}\n"),
+          std::move(in));
+      EXPECT_TRUE(r.compiled) << r.refusal;
+      EXPECT_EQ(r.mismatches, 0);
     }
-    KernelRun r = CompareWithEvaluator(
-        absl::StrCat("func.func @main(%p0: ", t, ", %p1: ", t, ") -> ", t,
-                     " {\n  %r = stablehlo.multiply %p0, %p1 : ", t, "\n  return %r : ", t,
-                     "\n}\n"),
-        std::move(in));
-    EXPECT_TRUE(r.compiled) << r.refusal;
-    EXPECT_EQ(r.mismatches, 0);
   }
 }
 
