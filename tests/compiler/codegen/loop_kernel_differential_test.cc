@@ -958,6 +958,17 @@ func.func @main(%x: tensor<6x7x5x@T@>, %v0: tensor<@T@>, %i0: tensor<i32>) -> (t
   }
 }
 
+// Element i of a c64 or c128 literal, its parts given in double (rounded to f32 for c64).
+void SetComplex(ir::Literal& lit, int64_t i, double re, double im) {
+  if (lit.shape().element_type() == ElementType::kC64) {
+    const float parts[2] = {static_cast<float>(re), static_cast<float>(im)};
+    std::memcpy(lit.mutable_bytes().data() + i * 8, parts, 8);
+  } else {
+    const double parts[2] = {re, im};
+    std::memcpy(lit.mutable_bytes().data() + i * 16, parts, 16);
+  }
+}
+
 // n complex numbers of `type` (c64, c128): every pair of special parts (zeros, ones, infinities,
 // NaN, tiny, huge), then random parts of random magnitudes.
 ir::Literal ComplexInputs(ElementType type, int64_t n, uint64_t seed) {
@@ -978,13 +989,7 @@ ir::Literal ComplexInputs(ElementType type, int64_t n, uint64_t seed) {
       re = std::ldexp(mantissa(rng), exponent(rng));
       im = std::ldexp(mantissa(rng), exponent(rng));
     }
-    if (type == ElementType::kC64) {
-      const float parts[2] = {static_cast<float>(re), static_cast<float>(im)};
-      std::memcpy(lit.mutable_bytes().data() + i * 8, parts, 8);
-    } else {
-      const double parts[2] = {re, im};
-      std::memcpy(lit.mutable_bytes().data() + i * 16, parts, 16);
-    }
+    SetComplex(lit, i, re, im);
   }
   return lit;
 }
@@ -1016,13 +1021,7 @@ TEST(LoopKernelDifferentialTest, ComplexProductsAndQuotientsOfEveryPairOfSpecial
         ir::Literal lit = ir::Literal::Create(ir::Shape::Make(et, {n}).value()).value();
         for (int64_t i = 0; i < n; ++i) {
           const auto [re, im] = values[side == 0 ? i / values.size() : i % values.size()];
-          if (et == ElementType::kC64) {
-            const float f[2] = {static_cast<float>(re), static_cast<float>(im)};
-            std::memcpy(lit.mutable_bytes().data() + i * 8, f, 8);
-          } else {
-            const double d[2] = {re, im};
-            std::memcpy(lit.mutable_bytes().data() + i * 16, d, 16);
-          }
+          SetComplex(lit, i, re, im);
         }
         in.push_back(std::move(lit));
       }
