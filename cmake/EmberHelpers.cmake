@@ -1,5 +1,11 @@
-# ember_cc_test(name SRCS a.cc b.cc DEPS lib1 lib2) (or NAME name ...): one gtest binary
-# registered with ctest.
+# ember_cc_test(name SRCS a.cc b.cc DEPS lib1 lib2 [CORPUS_CASES filter]) (or NAME name ...): one
+# gtest binary registered with ctest. CORPUS_CASES names, as a gtest filter, the cases that walk the
+# whole StableHLO corpus in ../shared (thousands of programs): the Release build runs them, the
+# sanitizer build (EMBER_SANITIZE) runs the rest of the binary, its unit cases, and neither builds
+# (by default) nor runs a binary whose filter is "*" (the corpus readers meet the sanitizers in
+# scripts/fuzz.sh instead, seeded from the same corpus). COST (seconds under the sanitizers) starts
+# the long tests first where ctest has no timings of its own yet (a fresh build folder, as in CI),
+# so the others fill the remaining cores around them.
 function(ember_cc_test)
   set(args ${ARGN})
   list(GET args 0 first)
@@ -7,9 +13,25 @@ function(ember_cc_test)
     list(REMOVE_AT args 0)
   endif()
   list(POP_FRONT args name)
-  cmake_parse_arguments(T "" "" "SRCS;DEPS" ${args})
+  cmake_parse_arguments(T "" "CORPUS_CASES;COST" "SRCS;DEPS" ${args})
+  set(filter_args)
+  if(EMBER_SANITIZE AND T_CORPUS_CASES)
+    if(T_CORPUS_CASES STREQUAL "*")
+      message(STATUS "Ember: sanitizer build: ${name} walks the StableHLO corpus only: "
+                     "built and run in the Release build")
+      add_executable(${name} EXCLUDE_FROM_ALL ${T_SRCS})
+      target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main
+                            Threads::Threads)
+      return()
+    endif()
+    set(filter_args "--gtest_filter=-${T_CORPUS_CASES}")
+    message(STATUS "Ember: sanitizer build: ${name} runs without its corpus cases ${T_CORPUS_CASES}")
+  endif()
   add_executable(${name} ${T_SRCS})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main Threads::Threads)
-  add_test(NAME ${name} COMMAND ${name})
+  add_test(NAME ${name} COMMAND ${name} ${filter_args})
   set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+  if(T_COST)
+    set_tests_properties(${name} PROPERTIES COST ${T_COST})
+  endif()
 endfunction()

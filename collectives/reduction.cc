@@ -27,7 +27,9 @@ void Store(uint8_t* p, T v) {
 // Integers: wrapping arithmetic (through the unsigned type), bitwise logic.
 template <typename T>
 T CombineInt(ReductionKind kind, T a, T b) {
-  using U = std::make_unsigned_t<T>;
+  // U: the unsigned type, at least as wide as unsigned int (uint16_t operands would promote to
+  // int, whose products overflow).
+  using U = decltype(std::make_unsigned_t<T>{} + 0u);
   switch (kind) {
     case ReductionKind::kSum: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
     case ReductionKind::kProduct: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));

@@ -10,7 +10,8 @@ BUILD=${1:-$ROOT/build}
 
 APT_PACKAGES=(cmake ninja-build g++ libabsl-dev libprotobuf-dev protobuf-compiler
               libgtest-dev libgmock-dev dataset-fashion-mnist libeigen3-dev
-              clang libclang-rt-14-dev  # clang: the libFuzzer targets (scripts/fuzz.sh)
+              clang libclang-rt-14-dev  # clang: the sanitizer build and the libFuzzer targets
+              lld  # ld.lld: links the test executables in half GNU ld's time (CMakeLists.txt)
               llvm-19  # llc-19: PTX for the virtual GPU's tests (tests/virtual_gpu)
               llvm-19-dev  # the code generator's LLVM (compiler/codegen), linked statically
               libgloo-dev)  # Gloo: host collectives across processes (collectives/gloo)

@@ -25,20 +25,30 @@ absl::StatusOr<std::vector<EvalValue>> EvalConvert(const ir::Instruction& instru
   EMBER_ASSIGN_OR_RETURN(const ir::Literal* operand, ArrayOperand(instruction, operands, 0));
   EMBER_ASSIGN_OR_RETURN(ir::Literal result, NewResultArray(instruction));
   EMBER_RETURN_IF_ERROR(CheckDims(instruction, *operand, result.shape().dims(), "the operand"));
+  const auto unconvertible = [&] {
+    return OpError(instruction, "cannot convert ", TypeName(operand->element_type()), " to ",
+                   TypeName(result.element_type()));
+  };
+  // The source type is tested before the inner visit: a branch that names Span<const From> must
+  // lie in the outer lambda's discarded branch for From = void (clang instantiates the inner
+  // lambda's body for each From before it knows To).
   EMBER_RETURN_IF_ERROR(ir::VisitElementType(operand->element_type(), [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
-    return ir::VisitElementType(result.element_type(), [&](auto to_tag) -> absl::Status {
-      using To = typename decltype(to_tag)::type;
-      if constexpr (std::is_void_v<From> || std::is_void_v<To>) {
-        return OpError(instruction, "cannot convert ", TypeName(operand->element_type()), " to ",
-                       TypeName(result.element_type()));
-      } else {
-        absl::Span<const From> in = Elements<From>(*operand);
-        absl::Span<To> out = MutableElements<To>(result);
-        for (size_t i = 0; i < in.size(); ++i) out[i] = ConvertElement<To>(in[i]);
-        return absl::OkStatus();
-      }
-    });
+    if constexpr (std::is_void_v<From>) {
+      return unconvertible();
+    } else {
+      return ir::VisitElementType(result.element_type(), [&](auto to_tag) -> absl::Status {
+        using To = typename decltype(to_tag)::type;
+        if constexpr (std::is_void_v<To>) {
+          return unconvertible();
+        } else {
+          absl::Span<const From> in = Elements<From>(*operand);
+          absl::Span<To> out = MutableElements<To>(result);
+          for (size_t i = 0; i < in.size(); ++i) out[i] = ConvertElement<To>(in[i]);
+          return absl::OkStatus();
+        }
+      });
+    }
   }));
   return ArrayResult(std::move(result));
 }

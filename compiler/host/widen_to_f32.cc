@@ -1,5 +1,6 @@
 #include "compiler/host/widen_to_f32.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -29,7 +30,12 @@ void InRanges(int64_t n, ThreadPool& pool, Fn fn) {
 // The scalar conversions took 4 ns per element: narrowing a 128x512 f16 dot's result cost 8x
 // the dot.
 bool UseF16c() {
-  static const bool f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know "f16c".
+  static const bool f16c = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
   return f16c;
 }
 

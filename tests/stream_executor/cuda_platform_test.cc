@@ -1,6 +1,7 @@
 // The CUDA platform end to end against the virtual GPU's libcuda.so.1 (tests/virtual_gpu): driver
 // loading, contexts, allocator, streams, events, host callbacks, cross-device work, error
 // mapping, and that every handle is released. The real driver is exercised only on a GPU machine.
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -27,7 +28,7 @@ using ::testing::HasSubstr;
 struct DriverHooks {
   int (*live_handles)() = nullptr;
   void (*fail_next_allocations)(int) = nullptr;
-  void (*fault)(int device, int code, const char* message) = nullptr;  // a device fault, as a kernel's
+  void (*fault)(int device, CUresult code, const char* message) = nullptr;  // a device fault, as a kernel's
 };
 
 DriverHooks LoadHooks() {
@@ -38,7 +39,7 @@ DriverHooks LoadHooks() {
   hooks.live_handles = reinterpret_cast<int (*)()>(dlsym(handle, "ember_vgpu_live_handles"));
   hooks.fail_next_allocations =
       reinterpret_cast<void (*)(int)>(dlsym(handle, "ember_vgpu_fail_next_allocations"));
-  hooks.fault = reinterpret_cast<void (*)(int, int, const char*)>(dlsym(handle, "ember_vgpu_fault"));
+  hooks.fault = reinterpret_cast<void (*)(int, CUresult, const char*)>(dlsym(handle, "ember_vgpu_fault"));
   return hooks;  // the handle stays open: the platform keeps the library loaded anyway
 }
 
@@ -250,7 +251,7 @@ TEST_F(CudaPlatformTest, HostCallbacksAndEventsCompleteAfterADeviceFault) {
     fired_with = status;
     fired.Notify();
   });
-  hooks_.fault(0, 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */, "a kernel faulted (simulated)");
+  hooks_.fault(0, CUDA_ERROR_ILLEGAL_ADDRESS, "a kernel faulted (simulated)");
   gate.Notify();
   const absl::Status done = stream->BlockHostUntilDone();
   EXPECT_THAT(done.message(), HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
@@ -265,9 +266,9 @@ TEST_F(CudaPlatformTest, HostCallbacksAndEventsCompleteAfterADeviceFault) {
   platform_.reset();
   void* handle = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr);
-  auto reset = reinterpret_cast<int (*)(int)>(dlsym(handle, "cuDevicePrimaryCtxReset_v2"));
+  auto reset = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(handle, "cuDevicePrimaryCtxReset_v2"));
   ASSERT_NE(reset, nullptr);
-  EXPECT_EQ(reset(0), 0);
+  EXPECT_EQ(reset(0), CUDA_SUCCESS);
 }
 
 TEST_F(CudaPlatformTest, WaitForAnEventOfAnotherPlatformIsAnError) {

@@ -3,6 +3,7 @@
 // through a file-backed key-value store; every rank checks its results, over two generations of
 // the clique. A process whose peers never arrive, or whose rank-0 process never publishes the
 // unique id, gets a timeout naming the clique and the rank it waited for, without hanging.
+#include <cuda.h>
 #include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
@@ -110,9 +111,9 @@ class NcclMultiProcessTest : public ::testing::Test {
       // A failed NCCL operation faults this process's devices until they are reset.
       void* driver = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
       ASSERT_NE(driver, nullptr);
-      auto reset = reinterpret_cast<int (*)(int)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
+      auto reset = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
       ASSERT_NE(reset, nullptr);
-      for (int d = 0; d < kProcessRanks; ++d) EXPECT_EQ(reset(d), 0);
+      for (int d = 0; d < kProcessRanks; ++d) EXPECT_EQ(reset(d), CUDA_SUCCESS);
     }
   }
 

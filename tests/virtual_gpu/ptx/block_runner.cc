@@ -101,7 +101,8 @@ bool ReleaseBarriers(Block& b) {
     if (!ok) return false;
   }
   bool released = false;
-  for (auto& [id, wait] : barriers) {
+  for (auto& [barrier_id, wait] : barriers) {
+    const uint32_t id = barrier_id;  // the lambda below: clang 14 cannot capture a binding
     const Waiter& first = wait.waiters.front();
     const Instr& instr = InstrAt(*first.warp, first.warp->pc[first.lane]);
     const uint64_t arrived = wait.waiters.size() + b.arrivals[id];
@@ -168,7 +169,8 @@ bool ReleaseBarriers(Block& b) {
   }
   if (!ReportWarpSyncDeadlock(b)) return false;
   // Only barrier waiters remain and none can be released.
-  for (auto& [id, wait] : barriers) {
+  for (auto& [barrier_id, wait] : barriers) {
+    const uint32_t id = barrier_id;  // the lambda below: clang 14 cannot capture a binding
     const Waiter& first = wait.waiters.front();
     const Instr& instr = InstrAt(*first.warp, first.warp->pc[first.lane]);
     std::string detail = absl::StrCat("barrier ", id, " waits for ",
