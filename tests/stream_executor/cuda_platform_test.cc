@@ -28,7 +28,8 @@ using ::testing::HasSubstr;
 struct DriverHooks {
   int (*live_handles)() = nullptr;
   void (*fail_next_allocations)(int) = nullptr;
-  void (*fault)(int device, CUresult code, const char* message) = nullptr;  // a device fault, as a kernel's
+  // A device fault, as a kernel's.
+  void (*fault)(int device, CUresult code, const char* message) = nullptr;
 };
 
 DriverHooks LoadHooks() {
@@ -39,7 +40,8 @@ DriverHooks LoadHooks() {
   hooks.live_handles = reinterpret_cast<int (*)()>(dlsym(handle, "ember_vgpu_live_handles"));
   hooks.fail_next_allocations =
       reinterpret_cast<void (*)(int)>(dlsym(handle, "ember_vgpu_fail_next_allocations"));
-  hooks.fault = reinterpret_cast<void (*)(int, CUresult, const char*)>(dlsym(handle, "ember_vgpu_fault"));
+  hooks.fault =
+      reinterpret_cast<void (*)(int, CUresult, const char*)>(dlsym(handle, "ember_vgpu_fault"));
   return hooks;  // the handle stays open: the platform keeps the library loaded anyway
 }
 
@@ -266,7 +268,8 @@ TEST_F(CudaPlatformTest, HostCallbacksAndEventsCompleteAfterADeviceFault) {
   platform_.reset();
   void* handle = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr);
-  auto reset = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(handle, "cuDevicePrimaryCtxReset_v2"));
+  auto reset =
+      reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(handle, "cuDevicePrimaryCtxReset_v2"));
   ASSERT_NE(reset, nullptr);
   EXPECT_EQ(reset(0), CUDA_SUCCESS);
 }

@@ -121,7 +121,8 @@ class NcclCollectivesTest : public ::testing::Test {
       // A failed NCCL operation faults the device, which stays faulted until it is reset.
       void* driver = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
       ASSERT_NE(driver, nullptr);
-      auto reset = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
+      auto reset =
+          reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
       ASSERT_NE(reset, nullptr);
       for (int d = 0; d < kRanks; ++d) EXPECT_EQ(reset(d), CUDA_SUCCESS);
     }

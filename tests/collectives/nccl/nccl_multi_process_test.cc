@@ -111,7 +111,8 @@ class NcclMultiProcessTest : public ::testing::Test {
       // A failed NCCL operation faults this process's devices until they are reset.
       void* driver = dlopen(EMBER_VIRTUAL_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
       ASSERT_NE(driver, nullptr);
-      auto reset = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
+      auto reset =
+          reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxReset_v2"));
       ASSERT_NE(reset, nullptr);
       for (int d = 0; d < kProcessRanks; ++d) EXPECT_EQ(reset(d), CUDA_SUCCESS);
     }

@@ -101,8 +101,7 @@ bool ReleaseBarriers(Block& b) {
     if (!ok) return false;
   }
   bool released = false;
-  for (auto& [barrier_id, wait] : barriers) {
-    const uint32_t id = barrier_id;  // the lambda below: clang 14 cannot capture a binding
+  for (auto& [id, wait] : barriers) {
     const Waiter& first = wait.waiters.front();
     const Instr& instr = InstrAt(*first.warp, first.warp->pc[first.lane]);
     const uint64_t arrived = wait.waiters.size() + b.arrivals[id];
