@@ -5,7 +5,8 @@
 # (by default) nor runs a binary whose filter is "*" (the corpus readers meet the sanitizers in
 # scripts/fuzz.sh instead, seeded from the same corpus). COST (seconds under the sanitizers) starts
 # the long tests first where ctest has no timings of its own yet (a fresh build folder, as in CI),
-# so the others fill the remaining cores around them.
+# so the others fill the remaining cores around them. Every such binary reuses the tests'
+# precompiled header (tests/CMakeLists.txt).
 function(ember_cc_test)
   set(args ${ARGN})
   list(GET args 0 first)
@@ -27,6 +28,7 @@ function(ember_cc_test)
   endif()
   add_executable(${name} ${corpus_only} ${T_SRCS})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main Threads::Threads)
+  target_precompile_headers(${name} REUSE_FROM ember_test_pch)
   if(corpus_only)
     return()
   endif()

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test: the C++ unit and C-ABI tests (ctest), the same
-# under AddressSanitizer + UndefinedBehaviorSanitizer (a clang build; the StableHLO corpus walks run
-# in the Release build only), and the JAX and TensorFlow tests (pytest) against the installed
-# plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the
-# sanitizer build and EMBER_SKIP_FUZZ=1 to skip the bounded fuzzing run when iterating locally
-# (CI sets neither).
+# under AddressSanitizer + UndefinedBehaviorSanitizer (a clang build, scripts/sanitizer_build.sh;
+# the StableHLO corpus walks run in the Release build only), a bounded libFuzzer run of the program
+# readers from that build (scripts/fuzz.sh), and the JAX and TensorFlow tests (pytest) against the
+# installed plugin. Exits non-zero if any suite fails. Set EMBER_SKIP_ASAN=1 to skip the sanitizer
+# tests and EMBER_SKIP_FUZZ=1 to skip the fuzzing run when iterating locally (CI sets neither).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -28,34 +28,33 @@ done
 
 if [ "${EMBER_SKIP_ASAN:-0}" != "1" ]; then
   echo "=== C++ unit and C-ABI tests under ASan+UBSan ==="
-  # Built with clang (setup.sh installs it for the fuzzers too): at -O0 it compiles this code in
-  # about three quarters of GCC's CPU time (the heaviest files in 55%), and this build is one of
-  # the run's two longest steps. A build folder left by
-  # another compiler is started afresh.
-  if [ -f "$ROOT/build-asan/CMakeCache.txt" ] &&
-     ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$ROOT/build-asan/CMakeCache.txt"; then
-    rm -rf "$ROOT/build-asan"
-  fi
-  # (The configure step's own lines name the corpus cases this build leaves to the Release one.)
-  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DEMBER_SANITIZE=ON | { grep 'sanitizer build:' || true; } || exit 1
-  cmake --build "$ROOT/build-asan" -j"$JOBS" || exit 1
+  # Built with clang, the fuzz targets included (scripts/sanitizer_build.sh).
+  "$ROOT/scripts/sanitizer_build.sh" || exit 1
   (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j"$JOBS") || status=1
 fi
+
+# The JAX suite keeps about one core busy; the fuzzers and then the TensorFlow tests run beside
+# it, so the two cores stay busy. Its output is shown whole when it ends.
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+(cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/jax) \
+  >"$LOGS/jax.log" 2>&1 &
+jax_pid=$!
 
 if [ "${EMBER_SKIP_FUZZ:-0}" != "1" ]; then
   echo "=== fuzzing the program readers (libFuzzer, ${EMBER_FUZZ_SECONDS:-60} s per target) ==="
   "$ROOT/scripts/fuzz.sh" || status=1
 fi
 
-echo "=== JAX tests (pytest, Ember next to XLA:CPU) ==="
-(cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/jax) || status=1
-
 # A separate process: TensorFlow fixes its devices once per process. Skipped, saying why, only
 # where tensorflow-cpu could not be installed.
 echo "=== TensorFlow tests (pytest, Ember next to TensorFlow's CPU device) ==="
 (cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -rs -p no:cacheprovider tests/tensorflow) \
   || status=1
+
+echo "=== JAX tests (pytest, Ember next to XLA:CPU; ran beside the two steps above) ==="
+wait "$jax_pid" || status=1
+cat "$LOGS/jax.log"
 
 exit $status
