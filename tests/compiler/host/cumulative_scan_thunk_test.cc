@@ -238,15 +238,21 @@ TEST(CumulativeScanThunkTest, BodiesOfSeveralOpsRunCompiledInTheEvaluatorsOrder)
     int64_t axis;
   };
   // Within one block, over several (padded), three levels of blocks (4100: 257 blocks of 16,
-  // then 17, then 2; one row, since the evaluator interprets each step of these bodies), a middle
-  // axis.
+  // then 17, then 2; one row, since the evaluator interprets each step of these bodies, and its
+  // reference costs a window of up to 4100 per element: the levels do not depend on the type, so
+  // three types stand for the rest there), a middle axis.
   const Case cases[] = {{{9}, 0}, {{3, 70}, 1}, {{1, 4100}, 1}, {{40, 3}, 0}, {{2, 30, 4}, 1}};
   uint64_t seed = 900;
   for (const Case& c : cases) {
+    const bool three_levels = c.dims.back() > 16 * 16 * 16;
     for (bool reverse : {false, true}) {
       for (const ti::TypeInfo& info : ti::kTypes) {
         if (info.type == ElementType::kPred || ti::Width(info.type) > 64) continue;
         if (!ir::IsFloat(info.type) && !ir::IsInteger(info.type)) continue;
+        if (three_levels && info.type != ElementType::kF32 && info.type != ElementType::kS8 &&
+            info.type != ElementType::kBF16) {
+          continue;
+        }
         SCOPED_TRACE(absl::StrCat(absl::StrJoin(c.dims, "x"), " axis ", c.axis,
                                   reverse ? " suffixes " : " prefixes ", info.mlir));
         const std::string init = ir::IsFloat(info.type) ? "0.0" : "0";
@@ -255,6 +261,8 @@ TEST(CumulativeScanThunkTest, BodiesOfSeveralOpsRunCompiledInTheEvaluatorsOrder)
       }
       SCOPED_TRACE(absl::StrCat(absl::StrJoin(c.dims, "x"), " logaddexp"));
       for (bool specials : {false, true}) {
+        // (Over 4100 elements, a running logaddexp is NaN or inf from the first special on.)
+        if (three_levels && specials) continue;
         ExpectNative(CombinerProgram(c.dims, c.axis, reverse, ElementType::kF64,
                                      "0xFFF0000000000000", logaddexp),
                      ElementType::kF64, c.dims, seed++, specials);
