@@ -213,7 +213,6 @@ class Side:
         # and the previous executable is dropped first (Ember's kernel cache keeps a kernel only
         # while some executable holds it).
         compile_times = []
-        self.compiled = None
         for _ in range(opts.compiles):
             self.compiled = None
             lowered = jax.jit(fn).lower(*self.args)

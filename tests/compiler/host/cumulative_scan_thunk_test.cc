@@ -244,7 +244,7 @@ TEST(CumulativeScanThunkTest, BodiesOfSeveralOpsRunCompiledInTheEvaluatorsOrder)
   const Case cases[] = {{{9}, 0}, {{3, 70}, 1}, {{1, 4100}, 1}, {{40, 3}, 0}, {{2, 30, 4}, 1}};
   uint64_t seed = 900;
   for (const Case& c : cases) {
-    const bool three_levels = c.dims.back() > 16 * 16 * 16;
+    const bool three_levels = c.dims[c.axis] > 16 * 16 * 16;  // the scanned length
     for (bool reverse : {false, true}) {
       for (const ti::TypeInfo& info : ti::kTypes) {
         if (info.type == ElementType::kPred || ti::Width(info.type) > 64) continue;
