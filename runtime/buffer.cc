@@ -111,8 +111,12 @@ absl::StatusOr<AsyncEventRef> Buffer::ToHost(void* dst, absl::Span<const int64_t
   std::vector<int64_t> dst_strides(dst_byte_strides.begin(), dst_byte_strides.end());
   const int64_t element_bytes = ir::StorageBytes(type_);
   const uint64_t size = size_;
-  hold.ready->AndThen([=, allocation = hold.allocation](absl::Status status) {
+  // The copy's hold on the device memory goes back before `done` fires, as a launch's do: a
+  // caller that waits for the copy and then deletes the buffer sees its memory free at once.
+  // Each callback therefore moves the hold on, and the last one drops it before setting `done`.
+  hold.ready->AndThen([=, allocation = hold.allocation](absl::Status status) mutable {
     if (!status.ok()) {
+      allocation.reset();
       done->Set(std::move(status));
       return;
     }
@@ -120,10 +124,12 @@ absl::StatusOr<AsyncEventRef> Buffer::ToHost(void* dst, absl::Span<const int64_t
     absl::StatusOr<std::shared_ptr<se::Event>> copied =
         enqueued.ok() ? stream->RecordEvent() : absl::StatusOr<std::shared_ptr<se::Event>>(enqueued);
     if (!copied.ok()) {
+      allocation.reset();
       done->Set(copied.status());
       return;
     }
-    (*copied)->AndThen([=, allocation = allocation](absl::Status copy_status) {
+    (*copied)->AndThen([=, allocation = std::move(allocation)](absl::Status copy_status) mutable {
+      allocation.reset();
       if (copy_status.ok() && staging != nullptr) {
         copy_status = ir::CopyStrided(staging->data(), dense, dst, dst_strides, dims, element_bytes);
       }
@@ -156,8 +162,11 @@ absl::StatusOr<std::unique_ptr<Buffer>> Buffer::CopyTo(Device* device, MemorySpa
   }
   se::Stream* stream = device->h2d_stream();
   const uint64_t size = size_;
-  hold.ready->AndThen([=, src = hold.allocation](absl::Status status) {
+  // As in ToHost: the copy's holds on both memories go back before `ready` fires.
+  hold.ready->AndThen([=, src = hold.allocation](absl::Status status) mutable {
     if (!status.ok()) {
+      src.reset();
+      allocation.reset();
       ready->Set(std::move(status));
       return;
     }
@@ -165,10 +174,15 @@ absl::StatusOr<std::unique_ptr<Buffer>> Buffer::CopyTo(Device* device, MemorySpa
     absl::StatusOr<std::shared_ptr<se::Event>> copied =
         enqueued.ok() ? stream->RecordEvent() : absl::StatusOr<std::shared_ptr<se::Event>>(enqueued);
     if (!copied.ok()) {
+      src.reset();
+      allocation.reset();
       ready->Set(copied.status());
       return;
     }
-    (*copied)->AndThen([ready, src, allocation](absl::Status copy_status) {
+    (*copied)->AndThen([ready, src = std::move(src), dst = std::move(allocation)](
+                           absl::Status copy_status) mutable {
+      src.reset();
+      dst.reset();
       ready->Set(std::move(copy_status));
     });
   });

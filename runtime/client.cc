@@ -245,7 +245,12 @@ absl::StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHostBuffer(
   absl::StatusOr<std::shared_ptr<se::Event>> copied =
       enqueued.ok() ? stream->RecordEvent() : absl::StatusOr<std::shared_ptr<se::Event>>(enqueued);
   if (!copied.ok()) return copied.status();
-  (*copied)->AndThen([ready, staging, allocation](absl::Status status) {
+  // The copy keeps the device memory (and the staging copy) until it is done, and lets go of
+  // them before `ready` fires: whoever waits on it and then deletes the buffer sees the memory
+  // free at once.
+  (*copied)->AndThen([ready, staging, allocation](absl::Status status) mutable {
+    allocation.reset();
+    staging.reset();
     ready->Set(std::move(status));
   });
   *done_with_host_buffer = staging != nullptr ? AsyncEvent::CreateReady() : ready;
