@@ -39,6 +39,12 @@ struct CompilerOptions {
   // processes (empty: no cache). Entries are keyed by the kernels' IR, the host CPU and the LLVM
   // version; a damaged entry is recompiled and rewritten.
   std::string kernel_cache_dir;
+  // Tiered compilation of the host's kernels (codegen::KernelTier::kTiered): a program's kernels
+  // outside loops start on quickly compiled code while their optimized code compiles in the
+  // background. Off: every such kernel is optimized before the compile returns. No effect with a
+  // kernel_cache_dir (its optimized code is read back from the cache instead) or with dump_to
+  // (the dumps show the code that runs).
+  bool tiered_compile = true;
 };
 
 struct Options {

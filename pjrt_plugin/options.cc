@@ -139,11 +139,17 @@ absl::StatusOr<CompilerOptions> ReadCompilerOptions(
         result.host_backend = std::string(flag);
       } else if (absl::ConsumePrefix(&flag, "--kernel_cache_dir=")) {
         result.kernel_cache_dir = std::string(flag);
+      } else if (absl::ConsumePrefix(&flag, "--tiered_compile=")) {
+        if (flag != "on" && flag != "off") {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "EMBER_FLAGS: --tiered_compile=", std::string(flag), " is not one of on, off"));
+        }
+        result.tiered_compile = flag == "on";
       } else {
         return absl::InvalidArgumentError(
             absl::StrCat("EMBER_FLAGS: unknown flag '", std::string(flag),
-                         "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator and "
-                         "--kernel_cache_dir=DIR)"));
+                         "' (Ember accepts --dump_to=DIR, --host_backend=compiled|evaluator, "
+                         "--kernel_cache_dir=DIR and --tiered_compile=on|off)"));
       }
     }
   }

@@ -33,6 +33,7 @@ absl::StatusOr<Options> ReadOptions(const std::map<std::string, OptionValue>& cr
 //   --host_backend=compiled|evaluator      CompilerOptions::host_backend
 //   --kernel_cache_dir=DIR                 CompilerOptions::kernel_cache_dir
 //                                          (default: EMBER_KERNEL_CACHE_DIR; empty: off)
+//   --tiered_compile=on|off                CompilerOptions::tiered_compile (default on)
 // then the compile options' env_option_overrides: `xla_dump_to` wins over --dump_to.
 absl::StatusOr<CompilerOptions> ReadCompilerOptions(const frontend::CompileOptions& compile_options);
 

@@ -7,11 +7,13 @@
 #ifndef EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
 #define EMBER_COMPILER_CODEGEN_HOST_KERNEL_COMPILER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "compiler/passes/fusion_plan.h"
 
 namespace ember::codegen {
@@ -22,9 +24,34 @@ namespace ember::codegen {
 using HostLoopFn = void (*)(const void* const* inputs, void* const* outputs, int64_t begin,
                             int64_t end);
 
+// A tiered kernel's current code (KernelTier::kTiered): its quick code at first, replaced by its
+// optimized code when the background compile has it. `optimized_owner` is written before the
+// store that publishes the optimized `fn`; `settled` is notified once `fn` will not change again
+// (the optimized code is in, or its compile failed or was dropped: the quick code stays).
+struct TieredCode {
+  std::atomic<HostLoopFn> fn{nullptr};
+  std::shared_ptr<const void> optimized_owner;
+  absl::Notification settled;
+};
+
+// Launches of a tiered kernel over at least this many elements wait for its optimized code:
+// quick code would cost them more than the rest of the background compile.
+inline constexpr int64_t kTieredWaitElements = int64_t{1} << 18;
+
 struct HostLoopKernel {
-  HostLoopFn fn = nullptr;
-  std::shared_ptr<const void> owner;  // keeps the compiled code alive
+  HostLoopFn fn = nullptr;            // the code compiled by Compile (a tiered kernel's quick code)
+  std::shared_ptr<const void> owner;  // keeps `fn` alive
+  std::shared_ptr<TieredCode> tiered;  // a tiered kernel's current code; null for the others
+
+  // The code to run now, for a launch over `elements`: load it once per launch (both tiers
+  // compute the same bits). A large launch of a tiered kernel waits for the optimized code.
+  HostLoopFn code(int64_t elements = 0) const {
+    if (tiered == nullptr) return fn;
+    if (elements >= kTieredWaitElements) tiered->settled.WaitForNotification();
+    return tiered->fn.load(std::memory_order_acquire);
+  }
+  // Whether code() is the final code (not a tiered kernel's quick code still being replaced).
+  bool final_code() const { return tiered == nullptr || tiered->settled.HasBeenNotified(); }
 };
 
 // Whether this build has the LLVM code generator.
@@ -34,7 +61,12 @@ bool HostCodegenBuilt();
 // vector width) and the full native code generator. kQuick: neither (scalar loops, LLVM's fast
 // instruction selector and register allocator): a fraction of a millisecond instead of several,
 // for kernels whose run time is negligible either way (over a few elements, run once a launch).
-enum class KernelTier { kOptimized, kQuick };
+// kTiered: both. Compile returns with the quick code, and the optimized code, compiled on the
+// process's background queue (background_compiler.h), replaces it when ready (HostLoopKernel::
+// code). For kernels whose quick code costs little more than a compile while it runs, so that
+// a program starts sooner and its later launches run the optimized code. With a persistent
+// cache or a dump directory, kTiered is kOptimized.
+enum class KernelTier { kOptimized, kQuick, kTiered };
 
 class HostKernelCompiler {
  public:
@@ -58,7 +90,12 @@ class HostKernelCompiler {
   // After Compile: kernel `id`'s function.
   HostLoopKernel Get(int id) const;
 
+  // Blocks until the background compiles of this compiler's tiered kernels are done (or failed:
+  // the quick code then stays), so that every Get(id).code() is final.
+  void WaitForOptimizedCode() const;
+
   int kernels() const;         // AddKernel calls that succeeded
+  int tiered_kernels() const;  // functions emitted at KernelTier::kTiered
   int unique_kernels() const;  // functions emitted
   // Functions another executable had compiled and still holds (compiled_kernel_cache.h): they
   // were not compiled again.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/background_compiler.h"
 #include "compiler/codegen/compiled_kernel_cache.h"
 #include "compiler/codegen/host_jit.h"
 #include "compiler/codegen/host_kernel_compiler.h"
@@ -141,15 +142,36 @@ struct PhaseTimes {
 
 // Kernels are emitted round-robin into shards, each a module in a context of its own, so that
 // the shards optimize and generate code on threads of their own: on a machine with several
-// cores a program of many kernels compiles in a fraction of the time. Quick kernels share one
-// shard of their own (KernelTier::kQuick).
+// cores a program of many kernels compiles in a fraction of the time. Quick kernels have shards
+// of their own (KernelTier::kQuick), with the quick twins of the tiered kernels; the tiered
+// kernels' optimized code has shards of its own too, compiled in the background.
 struct Shard {
   explicit Shard(KernelTier tier) : tier(tier) {}
-  KernelTier tier;
+  KernelTier tier;  // kOptimized or kQuick: how the module is compiled
   std::unique_ptr<llvm::LLVMContext> context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module =
       std::make_unique<llvm::Module>("ember_host_kernels", *context);
-  std::vector<int> functions;  // indices into Impl::function_names
+  std::vector<int> functions;        // indices into Impl::function_names
+  std::vector<std::string> symbols;  // the functions' names in this module (same order)
+};
+
+// The background compile of one shard of a compiler's tiered kernels (one task on the
+// background queue): its optimized module, and per function the code its kernels run (replaced
+// once the shard is compiled) and its key in the CompiledKernelCache. It owns all it uses: the
+// compiler may be destroyed first (then the code is no longer wanted, and a shard nobody runs is
+// not compiled).
+struct TieredShard {
+  std::unique_ptr<Shard> shard;
+  std::vector<std::shared_ptr<TieredCode>> code;  // per function of the shard
+  std::vector<std::string> keys;                  // per function of the shard
+
+  // Run or dropped (the process exits first), the kernels' code is settled.
+  ~TieredShard() {
+    for (const std::shared_ptr<TieredCode>& c : code) {
+      if (!c->settled.HasBeenNotified()) c->settled.Notify();
+    }
+  }
+  void Run();
 };
 
 // Shards to compile in parallel: one per core, a few at most (each costs a target machine, a
@@ -159,11 +181,24 @@ size_t MaxShards() {
   return n;
 }
 
+// The shard of `shards` that a function goes to when `emitted` went before it: round robin over
+// MaxShards() shards, made as they are first needed.
+Shard* RoundRobin(std::vector<std::unique_ptr<Shard>>& shards, size_t emitted, KernelTier tier) {
+  const size_t index = emitted % MaxShards();
+  if (index >= shards.size()) shards.push_back(std::make_unique<Shard>(tier));
+  return shards[index].get();
+}
+
 struct HostKernelCompiler::Impl {
   std::string cache_dir;  // the persistent cache ("" none)
   std::string dump_dir;   // where modules' IR is written ("" none)
   std::vector<std::unique_ptr<Shard>> shards;    // the optimized kernels' round-robin shards
-  std::unique_ptr<Shard> quick;                  // the quick kernels' (null until one comes)
+  std::vector<std::unique_ptr<Shard>> quick_shards;  // the quick kernels' and quick twins'
+  size_t quick_emitted = 0;                          // functions emitted into `quick_shards`
+  std::vector<std::unique_ptr<Shard>> tiered_shards;  // the tiered kernels' optimized code
+  size_t tiered_emitted = 0;                          // functions emitted into `tiered_shards`
+  std::vector<std::shared_ptr<TieredCode>> tiered_code;  // per function (null: not tiered)
+  int tiered = 0;                                        // tiered functions
   std::unordered_map<std::string, int> by_text;  // tier and function text (name elided) ->
                                                  // function
   std::vector<std::string> function_names;
@@ -195,19 +230,21 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   if (!HostHasF16c() && UsesF16(kernel)) {
     return absl::UnimplementedError("f16 kernels need a CPU with F16C");
   }
+  // With a persistent cache, the optimized code of a later process is a file read away; a dump
+  // has every module's IR when the compile returns: no tiering with either.
+  if (tier == KernelTier::kTiered && (!impl_->cache_dir.empty() || !impl_->dump_dir.empty())) {
+    tier = KernelTier::kOptimized;
+  }
   const auto start = Clock::now();
   const size_t next = impl_->function_names.size();
   const std::string name = absl::StrCat("ember_loop_", next);
   Shard* target = nullptr;
   if (tier == KernelTier::kQuick) {
-    if (impl_->quick == nullptr) impl_->quick = std::make_unique<Shard>(KernelTier::kQuick);
-    target = impl_->quick.get();
+    target = RoundRobin(impl_->quick_shards, impl_->quick_emitted, KernelTier::kQuick);
+  } else if (tier == KernelTier::kTiered) {
+    target = RoundRobin(impl_->tiered_shards, impl_->tiered_emitted, KernelTier::kOptimized);
   } else {
-    const size_t shard_index = impl_->optimized_emitted % MaxShards();
-    if (shard_index >= impl_->shards.size()) {
-      impl_->shards.push_back(std::make_unique<Shard>(KernelTier::kOptimized));
-    }
-    target = impl_->shards[shard_index].get();
+    target = RoundRobin(impl_->shards, impl_->optimized_emitted, KernelTier::kOptimized);
   }
   Shard& shard = *target;
   absl::Status emitted = EmitKernel(kernel, name, *shard.module);
@@ -224,27 +261,50 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
     text.erase(at + 1, name.size());
   }
   // (Attribute groups print as #N: their contents go into the key too.)
+  // (A tiered kernel's key is its optimized code's: that is what the cache gets from it.)
   text.insert(0, absl::StrCat(tier == KernelTier::kQuick ? "quick\n" : "optimized\n",
                               fn->getAttributes().getAsString(llvm::AttributeList::FunctionIndex),
                               "\n"));
   text = KernelCacheKey(std::move(text));
+  std::string by_text_key = tier == KernelTier::kTiered ? absl::StrCat("tiered\n", text) : text;
   int function;
-  if (auto it = impl_->by_text.find(text); it != impl_->by_text.end()) {
+  if (auto it = impl_->by_text.find(by_text_key); it != impl_->by_text.end()) {
     fn->eraseFromParent();
     function = it->second;
   } else {
     function = static_cast<int>(impl_->function_names.size());
-    impl_->function_names.push_back(name);
-    impl_->keys.push_back(text);
     if (std::optional<CompiledKernelCache::Entry> entry = CompiledKernelCache::Get().Find(text)) {
       // Compiled by another executable, and still held: nothing to compile.
       fn->eraseFromParent();
       impl_->reused.emplace(function, *std::move(entry));
-    } else {
-      impl_->optimized_emitted += tier == KernelTier::kOptimized ? 1 : 0;
+    } else if (tier == KernelTier::kTiered) {
+      // Its quick twin, compiled now with the quick kernels.
+      const std::string twin = absl::StrCat(name, "_quick");
+      Shard& quick = *RoundRobin(impl_->quick_shards, impl_->quick_emitted, KernelTier::kQuick);
+      absl::Status twin_emitted = EmitKernel(kernel, twin, *quick.module);
+      if (!twin_emitted.ok()) {
+        if (llvm::Function* f = quick.module->getFunction(twin)) f->eraseFromParent();
+        fn->eraseFromParent();
+        return twin_emitted;
+      }
+      quick.functions.push_back(function);
+      quick.symbols.push_back(twin);
+      ++impl_->quick_emitted;
+      ++impl_->tiered_emitted;
+      ++impl_->tiered;
       shard.functions.push_back(function);
+      shard.symbols.push_back(name);
+    } else {
+      ++(tier == KernelTier::kQuick ? impl_->quick_emitted : impl_->optimized_emitted);
+      shard.functions.push_back(function);
+      shard.symbols.push_back(name);
     }
-    impl_->by_text.emplace(std::move(text), function);
+    impl_->function_names.push_back(name);
+    impl_->keys.push_back(text);
+    impl_->tiered_code.push_back(tier == KernelTier::kTiered && !impl_->reused.contains(function)
+                                     ? std::make_shared<TieredCode>()
+                                     : nullptr);
+    impl_->by_text.emplace(std::move(by_text_key), function);
   }
   impl_->function_of_kernel.push_back(function);
   const double ms = MsSince(start);
@@ -355,7 +415,8 @@ absl::Status HostKernelCompiler::Compile() {
   const auto start = Clock::now();
   EMBER_ASSIGN_OR_RETURN(HostJit * jit, HostJit::Get());
   const std::string& cache_dir = impl_->cache_dir;
-  if (impl_->quick != nullptr) impl_->shards.push_back(std::move(impl_->quick));
+  for (std::unique_ptr<Shard>& quick : impl_->quick_shards) impl_->shards.push_back(std::move(quick));
+  impl_->quick_shards.clear();
   // Shards whose every function was found in the process-wide cache have nothing to compile.
   std::erase_if(impl_->shards, [](const std::unique_ptr<Shard>& s) { return s->functions.empty(); });
   // Every shard but the first on a thread of its own, the first on this one. The shards'
@@ -392,8 +453,7 @@ absl::Status HostKernelCompiler::Compile() {
   for (size_t i = 0; i < n; ++i) {
     if (!objects[i].ok()) return objects[i].status();
     Shard& shard = *impl_->shards[i];
-    std::vector<std::string> names;
-    for (int f : shard.functions) names.push_back(impl_->function_names[f]);
+    const std::vector<std::string>& names = shard.symbols;
     std::vector<void*> addresses;
     absl::StatusOr<std::shared_ptr<const void>> code = jit->Load(*objects[i], names, addresses);
     if (!code.ok() && cached[i]) {
@@ -407,17 +467,61 @@ absl::Status HostKernelCompiler::Compile() {
     }
     if (!code.ok()) return code.status();
     for (size_t k = 0; k < names.size(); ++k) {
-      impl_->functions[shard.functions[k]] = addresses[k];
-      CompiledKernelCache::Get().Insert(impl_->keys[shard.functions[k]], addresses[k], *code);
+      const int f = shard.functions[k];
+      impl_->functions[f] = addresses[k];
+      if (const std::shared_ptr<TieredCode>& tiered = impl_->tiered_code[f]; tiered != nullptr) {
+        tiered->fn.store(reinterpret_cast<HostLoopFn>(addresses[k]), std::memory_order_release);
+        continue;  // a quick twin: the cache gets the optimized code
+      }
+      CompiledKernelCache::Get().Insert(impl_->keys[f], addresses[k], *code);
     }
     owners->push_back(*std::move(code));
   }
   impl_->code = std::shared_ptr<const void>(owners, owners.get());
   impl_->shards.clear();  // the modules and contexts
+  std::erase_if(impl_->tiered_shards,
+                [](const std::unique_ptr<Shard>& s) { return s->functions.empty(); });
+  if (!impl_->tiered_shards.empty()) {
+    // A task per shard: the queue's workers compile them side by side.
+    for (std::unique_ptr<Shard>& shard : impl_->tiered_shards) {
+      auto task = std::make_shared<TieredShard>();
+      for (int f : shard->functions) {
+        task->code.push_back(impl_->tiered_code[f]);
+        task->keys.push_back(impl_->keys[f]);
+      }
+      task->shard = std::move(shard);
+      BackgroundCompiler::Get().Submit([task = std::move(task)] { task->Run(); });
+    }
+    impl_->tiered_shards.clear();
+  }
   impl_->compiled = true;
   impl_->phases.link += MsSince(link_start);
   impl_->ms += MsSince(start);
   return absl::OkStatus();
+}
+
+void TieredShard::Run() {
+  // Wanted while a kernel holds its code beside this task.
+  const bool wanted =
+      std::any_of(code.begin(), code.end(), [](const auto& c) { return c.use_count() > 1; });
+  absl::StatusOr<HostJit*> jit = HostJit::Get();
+  if (!wanted || !jit.ok()) return;
+  bool unused;
+  PhaseTimes times;
+  absl::StatusOr<std::string> object =
+      CompileShard(*shard->module, KernelTier::kOptimized, **jit, /*cache_dir=*/"",
+                   /*dump_dir=*/"", &unused, &times);
+  std::vector<void*> addresses;
+  absl::StatusOr<std::shared_ptr<const void>> loaded =
+      object.ok() ? (*jit)->Load(*object, shard->symbols, addresses) : object.status();
+  shard.reset();  // the module and its context
+  if (!loaded.ok()) return;  // the quick code stays: it computes the same
+  for (size_t k = 0; k < addresses.size(); ++k) {
+    code[k]->optimized_owner = *loaded;
+    code[k]->fn.store(reinterpret_cast<HostLoopFn>(addresses[k]), std::memory_order_release);
+    code[k]->settled.Notify();
+    CompiledKernelCache::Get().Insert(keys[k], addresses[k], *loaded);
+  }
 }
 
 HostLoopKernel HostKernelCompiler::Get(int id) const {
@@ -425,9 +529,16 @@ HostLoopKernel HostKernelCompiler::Get(int id) const {
       impl_->functions.empty()) {
     return {};
   }
-  return HostLoopKernel{
-      reinterpret_cast<HostLoopFn>(impl_->functions[impl_->function_of_kernel[id]]), impl_->code};
+  const int f = impl_->function_of_kernel[id];
+  return HostLoopKernel{reinterpret_cast<HostLoopFn>(impl_->functions[f]), impl_->code,
+                        impl_->tiered_code[f]};
 }
+
+void HostKernelCompiler::WaitForOptimizedCode() const {
+  if (impl_->tiered > 0) BackgroundCompiler::Get().WaitIdle();
+}
+
+int HostKernelCompiler::tiered_kernels() const { return impl_->tiered; }
 
 int HostKernelCompiler::kernels() const {
   return static_cast<int>(impl_->function_of_kernel.size());

@@ -14,7 +14,9 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel&, KernelT
 }
 absl::Status HostKernelCompiler::Compile() { return absl::OkStatus(); }
 HostLoopKernel HostKernelCompiler::Get(int) const { return {}; }
+void HostKernelCompiler::WaitForOptimizedCode() const {}
 int HostKernelCompiler::kernels() const { return 0; }
+int HostKernelCompiler::tiered_kernels() const { return 0; }
 int HostKernelCompiler::unique_kernels() const { return 0; }
 int HostKernelCompiler::reused_kernels() const { return 0; }
 double HostKernelCompiler::compile_ms() const { return 0; }

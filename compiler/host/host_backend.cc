@@ -404,6 +404,7 @@ class HostCompilation {
           RowGroupThunk::Member m;
           m.compiled = compiler_.Get(llvm_ids_[g]);  // (every member is compiled: EmitKernels)
           m.units_per_row = llvm_units_[g] / group.rows;
+          m.elements = llvm_units_[g] * llvm_unit_elements_[g];
           m.inputs = Refs(plan_.kernels[g].inputs);
           m.outputs = Refs(plan_.kernels[g].outputs);
           members.push_back(std::move(m));
@@ -607,6 +608,13 @@ class HostCompilation {
                     quick_kernels_ > 0 ? absl::StrCat("; ", quick_kernels_, " kernels under ",
                                                       kQuickElements, " elements compiled quickly")
                                        : "",
+                    compiler_.tiered_kernels() > 0
+                        ? absl::StrCat("; ", compiler_.tiered_kernels(),
+                                       " functions tiered: their quick code runs until their "
+                                       "optimized code, compiled in the background, replaces "
+                                       "it (launches over ",
+                                       codegen::kTieredWaitElements, " elements wait for it)")
+                        : "",
                     compiler_.reused_kernels() > 0
                         ? absl::StrCat("; ", compiler_.reused_kernels(),
                                        " functions another executable had compiled")
@@ -715,9 +723,15 @@ class HostCompilation {
       } else {
         continue;
       }
-      const codegen::KernelTier tier = !loop_region_ && KernelElements(kernel) < kQuickElements
-                                           ? codegen::KernelTier::kQuick
-                                           : codegen::KernelTier::kOptimized;
+      // Outside loops: small kernels quick, the others tiered (CompilerOptions::tiered_compile;
+      // not sort comparators and scan combiners, whose thunks take their code once).
+      codegen::KernelTier tier = codegen::KernelTier::kOptimized;
+      if (!loop_region_ && KernelElements(kernel) < kQuickElements) {
+        tier = codegen::KernelTier::kQuick;
+      } else if (!loop_region_ && options_.tiered_compile && !combiner &&
+                 kernel.root()->opcode() != ir::Opcode::kSort) {
+        tier = codegen::KernelTier::kTiered;
+      }
       absl::StatusOr<int> id = compiler_.AddKernel(kernel, tier);
       if (id.ok()) {
         llvm_ids_[k] = *id;

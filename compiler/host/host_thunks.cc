@@ -150,14 +150,16 @@ absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
   const int64_t blocks_per_part =
       std::max<int64_t>(1, 65536 / (block * std::max<int64_t>(1, unit_elements_)));
   const int64_t blocks = (units_ + block - 1) / block;
+  // One tier for the whole launch.
+  const codegen::HostLoopFn fn = kernel_.code(units_ * std::max<int64_t>(1, unit_elements_));
   if (blocks <= blocks_per_part) {
-    kernel_.fn(in.data(), out.data(), 0, units_);
+    fn(in.data(), out.data(), 0, units_);
     return absl::OkStatus();
   }
   context.pool().ParallelFor(
       blocks, blocks_per_part,
       [&](int64_t begin, int64_t end) {
-        kernel_.fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
+        fn(in.data(), out.data(), begin * block, std::min(units_, end * block));
       },
       kPartsPerThread);
   return absl::OkStatus();
@@ -176,11 +178,13 @@ absl::Status SplitReductionThunk::Run(HostRunContext& context) const {
     out.push_back(partials.back().get());
   }
   const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, part_elements_));
+  // One tier for the whole launch.
+  const codegen::HostLoopFn fn = kernel_.code(units * std::max<int64_t>(1, part_elements_));
   context.pool().ParallelFor(
       units, per_part,
-      [&](int64_t begin, int64_t end) { kernel_.fn(in.data(), out.data(), begin, end); },
+      [&](int64_t begin, int64_t end) { fn(in.data(), out.data(), begin, end); },
       kPartsPerThread);
-  kernel_.fn(in.data(), out.data(), units, units + rows_);
+  fn(in.data(), out.data(), units, units + rows_);
   return absl::OkStatus();
 }
 
@@ -215,6 +219,8 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
     }
   }
   const int64_t tile = tile_rows_;
+  std::vector<codegen::HostLoopFn> fns;  // one tier per member for the whole launch
+  for (const Member& member : members_) fns.push_back(member.compiled.code(member.elements));
   context.pool().ParallelFor(rows_, tile, [&](int64_t begin, int64_t end) {
     std::vector<std::vector<const void*>> my_in = in;
     std::vector<std::vector<void*>> my_out = out;
@@ -237,8 +243,8 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
       }
       for (size_t m = 0; m < members_.size(); ++m) {
         const Member& member = members_[m];
-        member.compiled.fn(my_in[m].data(), my_out[m].data(), b * member.units_per_row,
-                           e * member.units_per_row);
+        fns[m](my_in[m].data(), my_out[m].data(), b * member.units_per_row,
+               e * member.units_per_row);
       }
     }
   }, kPartsPerThread);

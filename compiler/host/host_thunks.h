@@ -175,6 +175,7 @@ class RowGroupThunk final : public HostThunk {
   struct Member {
     codegen::HostLoopKernel compiled;
     int64_t units_per_row = 0;
+    int64_t elements = 0;  // that a launch computes or reads (at most): see HostLoopKernel::code
     std::vector<ValueRef> inputs;
     std::vector<ValueRef> outputs;
   };

@@ -125,6 +125,20 @@ TEST(OptionsTest, EmberFlagsAndCompileOptionOverrides) {
   EXPECT_EQ(ReadCompilerOptions({})->kernel_cache_dir, "");  // turned off again
   unsetenv("EMBER_KERNEL_CACHE_DIR");
 
+  // Tiered compilation: on unless --tiered_compile=off; another value is named.
+  unsetenv("EMBER_FLAGS");
+  EXPECT_TRUE(ReadCompilerOptions({})->tiered_compile);
+  setenv("EMBER_FLAGS", "--tiered_compile=off", 1);
+  EXPECT_FALSE(ReadCompilerOptions({})->tiered_compile);
+  setenv("EMBER_FLAGS", "--tiered_compile=off --tiered_compile=on", 1);
+  EXPECT_TRUE(ReadCompilerOptions({})->tiered_compile);
+  setenv("EMBER_FLAGS", "--tiered_compile=yes", 1);
+  auto not_on_off = ReadCompilerOptions({});
+  ASSERT_FALSE(not_on_off.ok());
+  EXPECT_NE(not_on_off.status().message().find("--tiered_compile=yes is not one of on, off"),
+            std::string::npos)
+      << not_on_off.status();
+
   setenv("EMBER_FLAGS", "--host_backend=fast", 1);
   auto bad = ReadCompilerOptions({});
   ASSERT_FALSE(bad.ok());

@@ -82,15 +82,17 @@ Case MakeCase(int c, uint64_t seed) {
   return k;
 }
 
-// Runs `fn` on the case's inputs and counts the elements that differ from the evaluator's.
-int Mismatches(const Case& k, const HostLoopKernel& fn) {
-  if (fn.fn == nullptr) return -1;
+// Runs `kernel`'s code (the current code of a tiered kernel, or `code` given) on the case's
+// inputs and counts the elements that differ from the evaluator's.
+int Mismatches(const Case& k, const HostLoopKernel& kernel, HostLoopFn code = nullptr) {
+  const HostLoopFn fn = code != nullptr ? code : kernel.code();
+  if (fn == nullptr) return -1;
   std::vector<const void*> in = {k.inputs[0].bytes().data(), k.inputs[1].bytes().data(),
                                  passes::ConstantLiteral(k.kernel.inputs[2])->bytes().data()};
   std::vector<float> got(kN, -1.0f);
   void* out[] = {got.data()};
-  fn.fn(in.data(), out, 0, kN / 3);
-  fn.fn(in.data(), out, kN / 3, kN);
+  fn(in.data(), out, 0, kN / 3);
+  fn(in.data(), out, kN / 3, kN);
   int bad = 0;
   for (int64_t i = 0; i < kN; ++i) {
     bad += std::memcmp(&got[i], k.want.bytes().data() + 4 * i, 4) != 0;
@@ -100,9 +102,9 @@ int Mismatches(const Case& k, const HostLoopKernel& fn) {
 
 // Compiles the case alone; the kernel keeps its code alive after the compiler is gone.
 HostLoopKernel CompileCase(const Case& k, const std::string& cache_dir = "",
-                           double* ms = nullptr) {
+                           double* ms = nullptr, KernelTier tier = KernelTier::kOptimized) {
   HostKernelCompiler compiler(cache_dir);
-  absl::StatusOr<int> id = compiler.AddKernel(k.kernel);
+  absl::StatusOr<int> id = compiler.AddKernel(k.kernel, tier);
   EXPECT_TRUE(id.ok()) << id.status();
   if (!id.ok()) return {};
   absl::Status compiled = compiler.Compile();
@@ -256,6 +258,72 @@ TEST(HostKernelCacheTest, CorruptedEntryIsRecompiledAndRewritten) {
     EXPECT_EQ(Mismatches(k, CompileCase(k, dir.path())), 0);
     EXPECT_EQ(GetKernelCacheCounters().hits - after.hits, 1) << "damage " << d;
   }
+  EXPECT_EQ(dir.Entries().size(), 1u);
+}
+
+TEST(HostKernelCacheTest, TieredKernelRunsQuickCodeUntilItsOptimizedCodeReplacesIt) {
+  Case k = MakeCase(12, 51);
+  ASSERT_NE(k.module, nullptr);
+  const KernelCacheCounters start = GetKernelCacheCounters();
+  HostLoopKernel tiered;
+  {
+    HostKernelCompiler compiler;
+    absl::StatusOr<int> id = compiler.AddKernel(k.kernel, KernelTier::kTiered);
+    ASSERT_TRUE(id.ok()) << id.status();
+    ASSERT_TRUE(compiler.Compile().ok());
+    EXPECT_EQ(compiler.tiered_kernels(), 1);
+    tiered = compiler.Get(*id);
+    ASSERT_NE(tiered.tiered, nullptr);
+    // The quick code, and whatever code is current (quick, or already optimized): both right.
+    EXPECT_EQ(Mismatches(k, tiered, tiered.fn), 0);
+    EXPECT_EQ(Mismatches(k, tiered), 0);
+    compiler.WaitForOptimizedCode();
+    EXPECT_TRUE(tiered.final_code());
+  }  // the compiler is gone; the kernel holds both codes
+  EXPECT_NE(tiered.code(), tiered.fn);
+  EXPECT_EQ(Mismatches(k, tiered), 0);
+  EXPECT_EQ(Mismatches(k, tiered, tiered.fn), 0);
+  EXPECT_EQ(GetKernelCacheCounters().compiles - start.compiles, 2);  // quick, then optimized
+  // The optimized code is the kernel's code for everyone: an optimized compile of the same
+  // kernel takes it, with no compile.
+  HostLoopKernel optimized = CompileCase(k);
+  EXPECT_EQ(optimized.fn, tiered.code());
+  EXPECT_EQ(GetKernelCacheCounters().compiles - start.compiles, 2);
+}
+
+TEST(HostKernelCacheTest, TieredKernelsDroppedBeforeTheirOptimizedCodeAreNotCompiledForNobody) {
+  // Compilers and kernels released at once, while their background compiles are queued or
+  // running: nothing crashes, no code is used after it is freed (the sanitizer build), and a
+  // large launch's wait ends.
+  std::vector<Case> cases;
+  for (int c = 0; c < 8; ++c) cases.push_back(MakeCase(20 + c, 60 + c));
+  HostLoopKernel kept;
+  for (int round = 0; round < 8; ++round) {
+    const Case& k = cases[round];
+    ASSERT_NE(k.module, nullptr);
+    HostLoopKernel kernel = CompileCase(k, "", nullptr, KernelTier::kTiered);
+    if (round == 3) {
+      kept = kernel;
+      // A launch over kTieredWaitElements takes the settled code.
+      EXPECT_EQ(Mismatches(k, kept, kept.code(kTieredWaitElements)), 0);
+      EXPECT_TRUE(kept.final_code());
+    }
+  }
+  HostKernelCompiler().WaitForOptimizedCode();  // (a compiler without tiered kernels waits not)
+  HostKernelCompiler waiter;
+  ASSERT_TRUE(waiter.AddKernel(cases[0].kernel, KernelTier::kTiered).ok());
+  ASSERT_TRUE(waiter.Compile().ok());
+  waiter.WaitForOptimizedCode();
+  EXPECT_EQ(Mismatches(cases[3], kept), 0);
+}
+
+TEST(HostKernelCacheTest, TieredKernelsWithAPersistentCacheAreOptimizedAtOnce) {
+  CacheDir dir("tiered");
+  Case k = MakeCase(13, 71);
+  ASSERT_NE(k.module, nullptr);
+  HostLoopKernel kernel = CompileCase(k, dir.path(), nullptr, KernelTier::kTiered);
+  EXPECT_EQ(kernel.tiered, nullptr);
+  EXPECT_EQ(Mismatches(k, kernel), 0);
   EXPECT_EQ(dir.Entries().size(), 1u);
 }
 
