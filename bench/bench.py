@@ -7,7 +7,10 @@ on 1M f32, a 1024x1024 matmul, a ResNet-like 3x3 convolution (batch 8, 56x56, 64
 NHWC), an MLP training step (784-512-512-10, batch 128, SGD), a BERT-like encoder
 layer training step (hidden 256, 4 heads, seq 128, batch 8, Adam), and the dispatch latency of a
 trivial jitted function. Compile time is PJRT compile only (`Lowered.compile()`; the lowering is
-shared by both backends and not counted), the median of --compiles cold compiles. The memory
+shared by both backends and not counted), the median of --compiles cold compiles. The first-call
+column is a cold compile and its first step together (Ember's tiered compile returns before
+its optimized code is ready, and a first step may wait for it): the median of --compiles, as
+a ratio. The memory
 column is the ratio of the compiled programs' arguments + outputs + temporaries
 (`memory_analysis()`, less what outputs alias).
 
@@ -212,7 +215,7 @@ class Side:
         # caches are cleared before each (it would otherwise hand back the first executable),
         # and the previous executable is dropped first (Ember's kernel cache keeps a kernel only
         # while some executable holds it).
-        compile_times = []
+        compile_times, first_calls = [], []
         for _ in range(opts.compiles):
             self.compiled = None
             lowered = jax.jit(fn).lower(*self.args)
@@ -220,7 +223,10 @@ class Side:
             start = time.perf_counter()
             self.compiled = lowered.compile()
             compile_times.append(time.perf_counter() - start)
+            block(self.compiled(*self.args))  # (the state does not move on: no donation here)
+            first_calls.append(time.perf_counter() - start)
         self.compile_s = statistics.median(compile_times)
+        self.first_call_s = statistics.median(first_calls)
         self.memory = memory_bytes(self.compiled)
         for _ in range(opts.warmup):
             self.step()
@@ -239,7 +245,8 @@ class Side:
 
 
 def measure(fn, args, devices, carries_state, opts):
-    """{label: (compile seconds, median step seconds, number of timed steps, memory bytes)}.
+    """{label: (compile seconds, median step seconds, number of timed steps, memory bytes,
+    compile + first step seconds)}.
 
     The backends' timed steps alternate (which goes first swaps every round), so a machine
     that speeds up or slows down during the measurement moves both medians alike instead of
@@ -253,7 +260,8 @@ def measure(fn, args, devices, carries_state, opts):
         for _, side in order:
             side.timed_step()
         rounds += 1
-    return {label: (side.compile_s, statistics.median(side.times), len(side.times), side.memory)
+    return {label: (side.compile_s, statistics.median(side.times), len(side.times), side.memory,
+                    side.first_call_s)
             for label, side in sides}
 
 
@@ -283,7 +291,8 @@ def main():
           f"{os.cpu_count()} cpu cores", flush=True)
     rows = []
     header = (f"{'program':36} {'ember step':>11} {'xla step':>11} {'ratio':>7}   "
-              f"{'ember compile':>13} {'xla compile':>11} {'ratio':>7}   {'memory':>7}")
+              f"{'ember compile':>13} {'xla compile':>11} {'ratio':>7}   {'first call':>10}   "
+              f"{'memory':>7}")
     print(header)
     print("-" * len(header))
     for name, make in PROGRAMS:
@@ -293,18 +302,20 @@ def main():
         row = {"program": name}
         try:
             measured = measure(fn, args, (("xla", cpu), ("ember", ember)), carries_state, opts)
-            for label, (c, s, n, mem) in measured.items():
+            for label, (c, s, n, mem, first) in measured.items():
                 row[f"{label}_compile_s"], row[f"{label}_step_s"], row[f"{label}_runs"] = c, s, n
                 row[f"{label}_memory_bytes"] = mem
+                row[f"{label}_first_call_s"] = first
             row["step_ratio"] = row["ember_step_s"] / row["xla_step_s"]
             row["compile_ratio"] = row["ember_compile_s"] / row["xla_compile_s"]
+            row["first_call_ratio"] = row["ember_first_call_s"] / row["xla_first_call_s"]
             if row["ember_memory_bytes"] and row["xla_memory_bytes"]:
                 row["memory_ratio"] = row["ember_memory_bytes"] / row["xla_memory_bytes"]
             memory = f"{row['memory_ratio']:.2f}x" if "memory_ratio" in row else "n/a"
             print(f"{name:36} {fmt_time(row['ember_step_s']):>11} {fmt_time(row['xla_step_s']):>11} "
                   f"{row['step_ratio']:>6.2f}x   {fmt_time(row['ember_compile_s']):>13} "
                   f"{fmt_time(row['xla_compile_s']):>11} {row['compile_ratio']:>6.2f}x   "
-                  f"{memory:>7}", flush=True)
+                  f"{row['first_call_ratio']:>9.2f}x   {memory:>7}", flush=True)
         except Exception as e:  # a failing program is reported, and the table goes on
             row["error"] = f"{type(e).__name__}: {e}"
             print(f"{name:36} FAILED: {row['error'][:200]}", flush=True)
@@ -317,6 +328,10 @@ def main():
     if compiles:
         print(f"geometric mean compile ratio: "
               f"{math.exp(statistics.mean(math.log(r) for r in compiles)):.2f}x  (goal <= 0.25)")
+    firsts = [r["first_call_ratio"] for r in rows if "first_call_ratio" in r]
+    if firsts:
+        print(f"geometric mean first-call ratio (cold compile + first step): "
+              f"{math.exp(statistics.mean(math.log(r) for r in firsts)):.2f}x")
     memories = [r["memory_ratio"] for r in rows if "memory_ratio" in r]
     if memories:
         print(f"geometric mean memory ratio (arguments + outputs + temporaries, memory_analysis()): "

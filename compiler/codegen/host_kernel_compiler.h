@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "compiler/passes/fusion_plan.h"
@@ -24,13 +25,15 @@ namespace ember::codegen {
 using HostLoopFn = void (*)(const void* const* inputs, void* const* outputs, int64_t begin,
                             int64_t end);
 
-// A tiered kernel's current code (KernelTier::kTiered): its quick code at first, replaced by its
-// optimized code when the background compile has it. `optimized_owner` is written before the
-// store that publishes the optimized `fn`; `settled` is notified once `fn` will not change again
-// (the optimized code is in, or its compile failed or was dropped: the quick code stays).
+// A tiered kernel's current code (KernelTier::kTiered, kBackground): its quick code at first
+// (none for kBackground), replaced by its optimized code when the background compile has it.
+// `optimized_owner` is written before the store that publishes the optimized `fn`; `settled` is
+// notified once `fn` will not change again: the optimized code is in, or its compile failed or
+// was dropped (the quick code stays; without one, `failure` says why there is no code).
 struct TieredCode {
   std::atomic<HostLoopFn> fn{nullptr};
   std::shared_ptr<const void> optimized_owner;
+  absl::Status failure;  // written before `settled` is notified
   absl::Notification settled;
 };
 
@@ -44,11 +47,20 @@ struct HostLoopKernel {
   std::shared_ptr<TieredCode> tiered;  // a tiered kernel's current code; null for the others
 
   // The code to run now, for a launch over `elements`: load it once per launch (both tiers
-  // compute the same bits). A large launch of a tiered kernel waits for the optimized code.
+  // compute the same bits). A large launch of a tiered kernel, and any launch of a kernel
+  // without quick code, waits for the optimized code. Null only when there is no code at all:
+  // Unavailable() says why.
   HostLoopFn code(int64_t elements = 0) const {
     if (tiered == nullptr) return fn;
-    if (elements >= kTieredWaitElements) tiered->settled.WaitForNotification();
+    if (elements >= kTieredWaitElements || fn == nullptr) tiered->settled.WaitForNotification();
     return tiered->fn.load(std::memory_order_acquire);
+  }
+  // Why code() is null (after it returned null).
+  absl::Status Unavailable() const {
+    if (tiered != nullptr && tiered->settled.HasBeenNotified() && !tiered->failure.ok()) {
+      return tiered->failure;
+    }
+    return absl::InternalError("the kernel has no compiled code");
   }
   // Whether code() is the final code (not a tiered kernel's quick code still being replaced).
   bool final_code() const { return tiered == nullptr || tiered->settled.HasBeenNotified(); }
@@ -64,9 +76,11 @@ bool HostCodegenBuilt();
 // kTiered: both. Compile returns with the quick code, and the optimized code, compiled on the
 // process's background queue (background_compiler.h), replaces it when ready (HostLoopKernel::
 // code). For kernels whose quick code costs little more than a compile while it runs, so that
-// a program starts sooner and its later launches run the optimized code. With a persistent
-// cache or a dump directory, kTiered is kOptimized.
-enum class KernelTier { kOptimized, kQuick, kTiered };
+// a program starts sooner and its later launches run the optimized code. kBackground: only the
+// optimized code, compiled in the background, which every launch waits for: kernels whose every
+// launch is large (over kTieredWaitElements) would never run quick code. With a persistent cache
+// or a dump directory, kTiered and kBackground are kOptimized.
+enum class KernelTier { kOptimized, kQuick, kTiered, kBackground };
 
 class HostKernelCompiler {
  public:
@@ -95,7 +109,8 @@ class HostKernelCompiler {
   void WaitForOptimizedCode() const;
 
   int kernels() const;         // AddKernel calls that succeeded
-  int tiered_kernels() const;  // functions emitted at KernelTier::kTiered
+  int tiered_kernels() const;      // functions emitted at KernelTier::kTiered
+  int background_kernels() const;  // functions emitted at KernelTier::kBackground
   int unique_kernels() const;  // functions emitted
   // Functions another executable had compiled and still holds (compiled_kernel_cache.h): they
   // were not compiled again.

@@ -167,8 +167,15 @@ struct TieredShard {
 
   // Run or dropped (the process exits first), the kernels' code is settled.
   ~TieredShard() {
+    Settle(absl::CancelledError(
+        "its optimized code was never compiled (the process is exiting)"));
+  }
+  // Settles the code not settled yet: it keeps its quick code, or has none for `why`.
+  void Settle(const absl::Status& why) {
     for (const std::shared_ptr<TieredCode>& c : code) {
-      if (!c->settled.HasBeenNotified()) c->settled.Notify();
+      if (c->settled.HasBeenNotified()) continue;
+      c->failure = why;
+      c->settled.Notify();
     }
   }
   void Run();
@@ -198,7 +205,8 @@ struct HostKernelCompiler::Impl {
   std::vector<std::unique_ptr<Shard>> tiered_shards;  // the tiered kernels' optimized code
   size_t tiered_emitted = 0;                          // functions emitted into `tiered_shards`
   std::vector<std::shared_ptr<TieredCode>> tiered_code;  // per function (null: not tiered)
-  int tiered = 0;                                        // tiered functions
+  int tiered = 0;                                        // kTiered functions
+  int background = 0;                                    // kBackground functions
   std::unordered_map<std::string, int> by_text;  // tier and function text (name elided) ->
                                                  // function
   std::vector<std::string> function_names;
@@ -232,7 +240,8 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   }
   // With a persistent cache, the optimized code of a later process is a file read away; a dump
   // has every module's IR when the compile returns: no tiering with either.
-  if (tier == KernelTier::kTiered && (!impl_->cache_dir.empty() || !impl_->dump_dir.empty())) {
+  const bool background = tier == KernelTier::kTiered || tier == KernelTier::kBackground;
+  if (background && (!impl_->cache_dir.empty() || !impl_->dump_dir.empty())) {
     tier = KernelTier::kOptimized;
   }
   const auto start = Clock::now();
@@ -241,7 +250,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   Shard* target = nullptr;
   if (tier == KernelTier::kQuick) {
     target = RoundRobin(impl_->quick_shards, impl_->quick_emitted, KernelTier::kQuick);
-  } else if (tier == KernelTier::kTiered) {
+  } else if (tier == KernelTier::kTiered || tier == KernelTier::kBackground) {
     target = RoundRobin(impl_->tiered_shards, impl_->tiered_emitted, KernelTier::kOptimized);
   } else {
     target = RoundRobin(impl_->shards, impl_->optimized_emitted, KernelTier::kOptimized);
@@ -266,7 +275,9 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
                               fn->getAttributes().getAsString(llvm::AttributeList::FunctionIndex),
                               "\n"));
   text = KernelCacheKey(std::move(text));
-  std::string by_text_key = tier == KernelTier::kTiered ? absl::StrCat("tiered\n", text) : text;
+  std::string by_text_key = tier == KernelTier::kTiered       ? absl::StrCat("tiered\n", text)
+                            : tier == KernelTier::kBackground ? absl::StrCat("background\n", text)
+                                                              : text;
   int function;
   if (auto it = impl_->by_text.find(by_text_key); it != impl_->by_text.end()) {
     fn->eraseFromParent();
@@ -294,6 +305,11 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
       ++impl_->tiered;
       shard.functions.push_back(function);
       shard.symbols.push_back(name);
+    } else if (tier == KernelTier::kBackground) {
+      ++impl_->tiered_emitted;
+      ++impl_->background;
+      shard.functions.push_back(function);
+      shard.symbols.push_back(name);
     } else {
       ++(tier == KernelTier::kQuick ? impl_->quick_emitted : impl_->optimized_emitted);
       shard.functions.push_back(function);
@@ -301,7 +317,8 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
     }
     impl_->function_names.push_back(name);
     impl_->keys.push_back(text);
-    impl_->tiered_code.push_back(tier == KernelTier::kTiered && !impl_->reused.contains(function)
+    impl_->tiered_code.push_back((tier == KernelTier::kTiered || tier == KernelTier::kBackground) &&
+                                         !impl_->reused.contains(function)
                                      ? std::make_shared<TieredCode>()
                                      : nullptr);
     impl_->by_text.emplace(std::move(by_text_key), function);
@@ -504,8 +521,12 @@ void TieredShard::Run() {
   // Wanted while a kernel holds its code beside this task.
   const bool wanted =
       std::any_of(code.begin(), code.end(), [](const auto& c) { return c.use_count() > 1; });
+  if (!wanted) return;
   absl::StatusOr<HostJit*> jit = HostJit::Get();
-  if (!wanted || !jit.ok()) return;
+  if (!jit.ok()) {
+    Settle(jit.status());
+    return;
+  }
   bool unused;
   PhaseTimes times;
   absl::StatusOr<std::string> object =
@@ -515,7 +536,13 @@ void TieredShard::Run() {
   absl::StatusOr<std::shared_ptr<const void>> loaded =
       object.ok() ? (*jit)->Load(*object, shard->symbols, addresses) : object.status();
   shard.reset();  // the module and its context
-  if (!loaded.ok()) return;  // the quick code stays: it computes the same
+  if (!loaded.ok()) {
+    // The quick code stays (it computes the same); a kernel without one fails its launches.
+    Settle(absl::Status(loaded.status().code(),
+                        absl::StrCat("the background compile of its optimized code failed: ",
+                                     loaded.status().message())));
+    return;
+  }
   for (size_t k = 0; k < addresses.size(); ++k) {
     code[k]->optimized_owner = *loaded;
     code[k]->fn.store(reinterpret_cast<HostLoopFn>(addresses[k]), std::memory_order_release);
@@ -535,10 +562,11 @@ HostLoopKernel HostKernelCompiler::Get(int id) const {
 }
 
 void HostKernelCompiler::WaitForOptimizedCode() const {
-  if (impl_->tiered > 0) BackgroundCompiler::Get().WaitIdle();
+  if (impl_->tiered + impl_->background > 0) BackgroundCompiler::Get().WaitIdle();
 }
 
 int HostKernelCompiler::tiered_kernels() const { return impl_->tiered; }
+int HostKernelCompiler::background_kernels() const { return impl_->background; }
 
 int HostKernelCompiler::kernels() const {
   return static_cast<int>(impl_->function_of_kernel.size());

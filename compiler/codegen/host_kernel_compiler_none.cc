@@ -17,6 +17,7 @@ HostLoopKernel HostKernelCompiler::Get(int) const { return {}; }
 void HostKernelCompiler::WaitForOptimizedCode() const {}
 int HostKernelCompiler::kernels() const { return 0; }
 int HostKernelCompiler::tiered_kernels() const { return 0; }
+int HostKernelCompiler::background_kernels() const { return 0; }
 int HostKernelCompiler::unique_kernels() const { return 0; }
 int HostKernelCompiler::reused_kernels() const { return 0; }
 double HostKernelCompiler::compile_ms() const { return 0; }

@@ -615,6 +615,13 @@ class HostCompilation {
                                        "it (launches over ",
                                        codegen::kTieredWaitElements, " elements wait for it)")
                         : "",
+                    compiler_.background_kernels() > 0
+                        ? absl::StrCat("; ", compiler_.background_kernels(),
+                                       " functions of launches over ",
+                                       codegen::kTieredWaitElements,
+                                       " elements compiled in the background: their first "
+                                       "launch waits for them")
+                        : "",
                     compiler_.reused_kernels() > 0
                         ? absl::StrCat("; ", compiler_.reused_kernels(),
                                        " functions another executable had compiled")
@@ -724,13 +731,17 @@ class HostCompilation {
         continue;
       }
       // Outside loops: small kernels quick, the others tiered (CompilerOptions::tiered_compile;
-      // not sort comparators and scan combiners, whose thunks take their code once).
+      // not sort comparators and scan combiners, whose thunks take their code once). A kernel
+      // whose launches all wait for the optimized code (over kTieredWaitElements, as its thunk
+      // counts them) gets no quick code.
       codegen::KernelTier tier = codegen::KernelTier::kOptimized;
       if (!loop_region_ && KernelElements(kernel) < kQuickElements) {
         tier = codegen::KernelTier::kQuick;
       } else if (!loop_region_ && options_.tiered_compile && !combiner &&
                  kernel.root()->opcode() != ir::Opcode::kSort) {
-        tier = codegen::KernelTier::kTiered;
+        tier = llvm_units_[k] * llvm_unit_elements_[k] >= codegen::kTieredWaitElements
+                   ? codegen::KernelTier::kBackground
+                   : codegen::KernelTier::kTiered;
       }
       absl::StatusOr<int> id = compiler_.AddKernel(kernel, tier);
       if (id.ok()) {

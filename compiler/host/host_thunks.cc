@@ -137,6 +137,12 @@ void Pointers(HostRunContext& context, const std::vector<ValueRef>& refs, std::v
   for (const ValueRef& r : refs) out.push_back(context.Address(r));
 }
 
+// The error of a launch whose kernel has no code (its background compile failed).
+absl::Status NoCode(const std::string& thunk, const codegen::HostLoopKernel& kernel) {
+  const absl::Status why = kernel.Unavailable();
+  return absl::Status(why.code(), absl::StrCat(thunk, ": ", why.message()));
+}
+
 }  // namespace
 
 absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
@@ -152,6 +158,7 @@ absl::Status CompiledKernelThunk::Run(HostRunContext& context) const {
   const int64_t blocks = (units_ + block - 1) / block;
   // One tier for the whole launch.
   const codegen::HostLoopFn fn = kernel_.code(units_ * std::max<int64_t>(1, unit_elements_));
+  if (fn == nullptr) return NoCode(name(), kernel_);
   if (blocks <= blocks_per_part) {
     fn(in.data(), out.data(), 0, units_);
     return absl::OkStatus();
@@ -180,6 +187,7 @@ absl::Status SplitReductionThunk::Run(HostRunContext& context) const {
   const int64_t per_part = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, part_elements_));
   // One tier for the whole launch.
   const codegen::HostLoopFn fn = kernel_.code(units * std::max<int64_t>(1, part_elements_));
+  if (fn == nullptr) return NoCode(name(), kernel_);
   context.pool().ParallelFor(
       units, per_part,
       [&](int64_t begin, int64_t end) { fn(in.data(), out.data(), begin, end); },
@@ -220,7 +228,10 @@ absl::Status RowGroupThunk::Run(HostRunContext& context) const {
   }
   const int64_t tile = tile_rows_;
   std::vector<codegen::HostLoopFn> fns;  // one tier per member for the whole launch
-  for (const Member& member : members_) fns.push_back(member.compiled.code(member.elements));
+  for (const Member& member : members_) {
+    fns.push_back(member.compiled.code(member.elements));
+    if (fns.back() == nullptr) return NoCode(name(), member.compiled);
+  }
   context.pool().ParallelFor(rows_, tile, [&](int64_t begin, int64_t end) {
     std::vector<std::vector<const void*>> my_in = in;
     std::vector<std::vector<void*>> my_out = out;

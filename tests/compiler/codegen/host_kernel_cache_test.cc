@@ -317,6 +317,28 @@ TEST(HostKernelCacheTest, TieredKernelsDroppedBeforeTheirOptimizedCodeAreNotComp
   EXPECT_EQ(Mismatches(cases[3], kept), 0);
 }
 
+TEST(HostKernelCacheTest, BackgroundKernelHasNoQuickCodeAndItsLaunchesWait) {
+  Case k = MakeCase(14, 81);
+  ASSERT_NE(k.module, nullptr);
+  const KernelCacheCounters start = GetKernelCacheCounters();
+  HostKernelCompiler compiler;
+  absl::StatusOr<int> id = compiler.AddKernel(k.kernel, KernelTier::kBackground);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(compiler.Compile().ok());
+  EXPECT_EQ(compiler.background_kernels(), 1);
+  EXPECT_EQ(compiler.tiered_kernels(), 0);
+  HostLoopKernel kernel = compiler.Get(*id);
+  EXPECT_EQ(kernel.fn, nullptr);  // no quick code
+  ASSERT_NE(kernel.tiered, nullptr);
+  // Even a small launch waits: there is nothing else to run.
+  const HostLoopFn code = kernel.code(0);
+  ASSERT_NE(code, nullptr) << kernel.Unavailable();
+  EXPECT_TRUE(kernel.final_code());
+  EXPECT_EQ(Mismatches(k, kernel, code), 0);
+  compiler.WaitForOptimizedCode();
+  EXPECT_EQ(GetKernelCacheCounters().compiles - start.compiles, 1);  // the optimized code only
+}
+
 TEST(HostKernelCacheTest, TieredKernelsWithAPersistentCacheAreOptimizedAtOnce) {
   CacheDir dir("tiered");
   Case k = MakeCase(13, 71);
@@ -325,6 +347,10 @@ TEST(HostKernelCacheTest, TieredKernelsWithAPersistentCacheAreOptimizedAtOnce) {
   EXPECT_EQ(kernel.tiered, nullptr);
   EXPECT_EQ(Mismatches(k, kernel), 0);
   EXPECT_EQ(dir.Entries().size(), 1u);
+  kernel = CompileCase(MakeCase(15, 72), dir.path(), nullptr, KernelTier::kBackground);
+  EXPECT_EQ(kernel.tiered, nullptr);
+  EXPECT_NE(kernel.fn, nullptr);
+  EXPECT_EQ(dir.Entries().size(), 2u);
 }
 
 TEST(HostKernelCacheTest, UnwritableCacheDirectoryStillCompiles) {
