@@ -143,8 +143,9 @@ struct PhaseTimes {
 // Kernels are emitted round-robin into shards, each a module in a context of its own, so that
 // the shards optimize and generate code on threads of their own: on a machine with several
 // cores a program of many kernels compiles in a fraction of the time. Quick kernels have shards
-// of their own (KernelTier::kQuick), with the quick twins of the tiered kernels; the tiered
-// kernels' optimized code has shards of its own too, compiled in the background.
+// of their own (KernelTier::kQuick), with the quick twins of the tiered kernels. The optimized
+// code of the kBackground and kTiered kernels has shards of its own too, filled in launch order
+// (InOrder) and compiled in the background.
 struct Shard {
   explicit Shard(KernelTier tier) : tier(tier) {}
   KernelTier tier;  // kOptimized or kQuick: how the module is compiled
@@ -196,14 +197,32 @@ Shard* RoundRobin(std::vector<std::unique_ptr<Shard>>& shards, size_t emitted, K
   return shards[index].get();
 }
 
+// The background shards of one kind take functions in the order they come (the order the
+// program launches them), in chunks of 1, 1, 2, 2, 4, 4 and then 8 functions: the first
+// launches wait for little code, compiled by several workers at once, and later functions share
+// modules. The shard for a function when `emitted` went before it.
+Shard* InOrder(std::vector<std::unique_ptr<Shard>>& shards, size_t emitted) {
+  size_t chunk = 0, start = 0;
+  while (true) {
+    const size_t size = size_t{1} << std::min<size_t>(chunk / 2, 3);
+    if (emitted < start + size) break;
+    start += size;
+    ++chunk;
+  }
+  while (shards.size() <= chunk) shards.push_back(std::make_unique<Shard>(KernelTier::kOptimized));
+  return shards[chunk].get();
+}
+
 struct HostKernelCompiler::Impl {
   std::string cache_dir;  // the persistent cache ("" none)
   std::string dump_dir;   // where modules' IR is written ("" none)
   std::vector<std::unique_ptr<Shard>> shards;    // the optimized kernels' round-robin shards
   std::vector<std::unique_ptr<Shard>> quick_shards;  // the quick kernels' and quick twins'
   size_t quick_emitted = 0;                          // functions emitted into `quick_shards`
-  std::vector<std::unique_ptr<Shard>> tiered_shards;  // the tiered kernels' optimized code
-  size_t tiered_emitted = 0;                          // functions emitted into `tiered_shards`
+  // The optimized code of the kBackground and the kTiered functions (InOrder), compiled in the
+  // background in that order: launches wait for the first.
+  std::vector<std::unique_ptr<Shard>> background_shards, tiered_shards;
+  size_t background_emitted = 0, tiered_emitted = 0;
   std::vector<std::shared_ptr<TieredCode>> tiered_code;  // per function (null: not tiered)
   int tiered = 0;                                        // kTiered functions
   int background = 0;                                    // kBackground functions
@@ -250,8 +269,10 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
   Shard* target = nullptr;
   if (tier == KernelTier::kQuick) {
     target = RoundRobin(impl_->quick_shards, impl_->quick_emitted, KernelTier::kQuick);
-  } else if (tier == KernelTier::kTiered || tier == KernelTier::kBackground) {
-    target = RoundRobin(impl_->tiered_shards, impl_->tiered_emitted, KernelTier::kOptimized);
+  } else if (tier == KernelTier::kTiered) {
+    target = InOrder(impl_->tiered_shards, impl_->tiered_emitted);
+  } else if (tier == KernelTier::kBackground) {
+    target = InOrder(impl_->background_shards, impl_->background_emitted);
   } else {
     target = RoundRobin(impl_->shards, impl_->optimized_emitted, KernelTier::kOptimized);
   }
@@ -306,7 +327,7 @@ absl::StatusOr<int> HostKernelCompiler::AddKernel(const passes::Kernel& kernel, 
       shard.functions.push_back(function);
       shard.symbols.push_back(name);
     } else if (tier == KernelTier::kBackground) {
-      ++impl_->tiered_emitted;
+      ++impl_->background_emitted;
       ++impl_->background;
       shard.functions.push_back(function);
       shard.symbols.push_back(name);
@@ -496,11 +517,11 @@ absl::Status HostKernelCompiler::Compile() {
   }
   impl_->code = std::shared_ptr<const void>(owners, owners.get());
   impl_->shards.clear();  // the modules and contexts
-  std::erase_if(impl_->tiered_shards,
-                [](const std::unique_ptr<Shard>& s) { return s->functions.empty(); });
-  if (!impl_->tiered_shards.empty()) {
-    // A task per shard: the queue's workers compile them side by side.
-    for (std::unique_ptr<Shard>& shard : impl_->tiered_shards) {
+  // A task per shard, the waited-for code first: the queue's workers compile them side by side,
+  // in this order.
+  for (auto* shards : {&impl_->background_shards, &impl_->tiered_shards}) {
+    for (std::unique_ptr<Shard>& shard : *shards) {
+      if (shard->functions.empty()) continue;
       auto task = std::make_shared<TieredShard>();
       for (int f : shard->functions) {
         task->code.push_back(impl_->tiered_code[f]);
@@ -509,7 +530,7 @@ absl::Status HostKernelCompiler::Compile() {
       task->shard = std::move(shard);
       BackgroundCompiler::Get().Submit([task = std::move(task)] { task->Run(); });
     }
-    impl_->tiered_shards.clear();
+    shards->clear();
   }
   impl_->compiled = true;
   impl_->phases.link += MsSince(link_start);
