@@ -13,7 +13,6 @@
 #include <mutex>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "absl/synchronization/mutex.h"
 

@@ -104,8 +104,8 @@ class HostKernelCompiler {
   // After Compile: kernel `id`'s function.
   HostLoopKernel Get(int id) const;
 
-  // Blocks until the background compiles of this compiler's tiered kernels are done (or failed:
-  // the quick code then stays), so that every Get(id).code() is final.
+  // Blocks until the background queue has run every task submitted so far, this compiler's
+  // among them (a failed one leaves the quick code), so that every Get(id).code() is final.
   void WaitForOptimizedCode() const;
 
   int kernels() const;         // AddKernel calls that succeeded

@@ -169,7 +169,7 @@ struct TieredShard {
   // Run or dropped (the process exits first), the kernels' code is settled.
   ~TieredShard() {
     Settle(absl::CancelledError(
-        "its optimized code was never compiled (the process is exiting)"));
+        "its optimized code was never compiled (dropped at process exit)"));
   }
   // Settles the code not settled yet: it keeps its quick code, or has none for `why`.
   void Settle(const absl::Status& why) {
