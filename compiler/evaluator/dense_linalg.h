@@ -2,7 +2,9 @@
 // complex<double>: the numerical cores behind the evaluator's linear-algebra custom calls
 // (eval_linalg_custom_calls.cc). Where LAPACK defines a packed output (sytrd/hetrd, gehrd), the
 // layout and reflector conventions are LAPACK's, so frameworks that unpack it (JAX's
-// householder_product) read the same thing they read from XLA:CPU. Internal to the evaluator.
+// householder_product) read the same thing they read from XLA:CPU. Shared by the evaluator and
+// the host backend's DecompositionThunk (compiler/host/decomposition_thunk.h), which run the same
+// cores and so give the same bits.
 #ifndef EMBER_COMPILER_EVALUATOR_DENSE_LINALG_H_
 #define EMBER_COMPILER_EVALUATOR_DENSE_LINALG_H_
 

@@ -7,8 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/host/op_attributes.h"
 #include "compiler/host/scratch_memory.h"
 #include "compiler/host/thread_scratch.h"
+#include "compiler/host/widen_to_f32.h"
+#include "compiler/ir/native_types.h"
 
 namespace ember::host {
 namespace {
@@ -16,15 +19,10 @@ namespace {
 using eval::FftComplex;
 using ir::ElementType;
 
-bool Supported(ElementType t) {
-  return t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kC64 ||
-         t == ElementType::kC128;
-}
 
-// Dense in C order (the layout the kernels index by).
-bool IsRowMajor(const ir::ValueType& t) {
-  return t.is_tensor() && t.is_static() && t.shape().layout().IsRowMajor();
-}
+// Every float and complex type: f32, f64, c64 and c128, and the narrow floats (bf16, f16, the
+// f8 types) stored as they are and read through f32, as the evaluator reads them.
+bool Supported(ElementType t) { return ir::IsFloat(t) || ir::IsComplex(t); }
 
 int64_t Count(const std::vector<int64_t>& dims) {
   int64_t c = 1;
@@ -35,16 +33,15 @@ int64_t Count(const std::vector<int64_t>& dims) {
 // Calls fn with a value of the storage type of `type` (one of Supported's).
 template <typename Fn>
 void WithStorageType(ElementType type, Fn&& fn) {
-  switch (type) {
-    case ElementType::kF32:
-      return fn(float{});
-    case ElementType::kF64:
-      return fn(double{});
-    case ElementType::kC64:
-      return fn(std::complex<float>{});
-    default:
-      return fn(std::complex<double>{});
-  }
+  ir::VisitElementType(type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || fast::kIsNarrowFloat<T>) {
+      fn(T{});
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      fn(T{});
+    }
+  });
 }
 
 // Elements [begin, end) of a buffer of T as complex<double>. (The launch's buffers are aligned
@@ -52,17 +49,26 @@ void WithStorageType(ElementType type, Fn&& fn) {
 template <typename T>
 void Widen(const uint8_t* in, FftComplex* out, int64_t begin, int64_t end) {
   const T* from = reinterpret_cast<const T*>(in);
-  for (int64_t i = begin; i < end; ++i) out[i] = FftComplex(from[i]);
+  for (int64_t i = begin; i < end; ++i) {
+    if constexpr (fast::kIsNarrowFloat<T>) {
+      out[i] = FftComplex(static_cast<double>(from[i].ToFloat()));
+    } else {
+      out[i] = FftComplex(from[i]);
+    }
+  }
 }
 
 // Rounds elements [begin, end) into T (real types keep the real parts), as the evaluator's
-// LiteralFrom does. (Each part is stored as it is rounded: a complex assembled on the stack and
-// copied out as one 8-byte word stalled every store on store-to-load forwarding.)
+// LiteralFrom does: once, from double. (Each part is stored as it is rounded: a complex
+// assembled on the stack and copied out as one 8-byte word stalled every store on
+// store-to-load forwarding.)
 template <typename T>
 void Narrow(const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
   T* to = reinterpret_cast<T*>(out);
   for (int64_t i = begin; i < end; ++i) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (fast::kIsNarrowFloat<T>) {
+      to[i] = T::FromDouble(in[i].real());
+    } else if constexpr (std::is_floating_point_v<T>) {
       to[i] = static_cast<T>(in[i].real());
     } else {
       using Part = typename T::value_type;
@@ -85,7 +91,7 @@ std::string FftThunk::Refusal(const ir::Instruction& inst) {
   const ir::ValueType& out = inst.result(0)->type();
   if (!Supported(in.element_type()) || !Supported(out.element_type())) {
     return absl::StrCat("no library fft for ", in.ToString(), " -> ", out.ToString(),
-                        " (f32, f64, c64 and c128 only)");
+                        " (float and complex types only)");
   }
   if (!IsRowMajor(in) || !IsRowMajor(out)) return "an operand or result not in row-major layout";
   return "";

@@ -2,9 +2,10 @@
 // buffers: the evaluator's line transforms (compiler/evaluator/fft_lines.h: complex<double>,
 // radix-2, direct DFT up to 128, Bluestein past it), so the results are the evaluator's bits,
 // with the plans (twiddles, chirps) built once when the program compiles instead of on every
-// run, no literal copies, and the lines of each axis split across the thread pool. f32, f64,
-// c64 and c128 operands; other element types (bf16/f16 RFFT) stay on the evaluator's op table
-// (Refusal says why, the cost report shows it).
+// run, no literal copies, and the lines of each axis split across the thread pool. Every float
+// and complex type: narrow floats (a bf16/f16 RFFT's operand) are read through f32, as the
+// evaluator reads them. An fft of other shapes or layouts
+// stays on the evaluator's op table (Refusal says why, the cost report shows it).
 #ifndef EMBER_COMPILER_HOST_FFT_THUNK_H_
 #define EMBER_COMPILER_HOST_FFT_THUNK_H_
 

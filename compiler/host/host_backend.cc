@@ -15,6 +15,7 @@
 #include "compiler/codegen/reduce_support.h"
 #include "compiler/codegen/scan_support.h"
 #include "compiler/codegen/sort_support.h"
+#include "compiler/host/decomposition_thunk.h"
 #include "compiler/host/dynamic_update_slice_thunk.h"
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/collective_thunk.h"
@@ -985,12 +986,16 @@ class HostCompilation {
                                    std::move(fallback), why);
   }
 
-  // cholesky, triangular_solve, ember_lu or the Householder QR pair as a library call on the
-  // launch's buffers (LinalgThunk); null for other ops, and for one it does not take, with the
-  // reason in the cost report (the evaluator's op table runs it).
+  // A linear-algebra op as a library call on the launch's buffers: cholesky, triangular_solve,
+  // ember_lu, ember_eigh, ember_svd or the Householder QR pair (LinalgThunk), ember_eig,
+  // ember_schur, ember_hessenberg or ember_tridiagonal (DecompositionThunk); null for other ops,
+  // and for one they do not take, with the reason in the cost report (the evaluator's op table
+  // runs it).
   std::unique_ptr<HostThunk> Linalg(const ir::Instruction& op, const std::string& name) {
-    if (!LinalgThunk::IsLinalgOp(op)) return nullptr;
-    std::string why = LinalgThunk::Refusal(op);
+    const bool decomposition = DecompositionThunk::IsDecomposition(op);
+    if (!decomposition && !LinalgThunk::IsLinalgOp(op)) return nullptr;
+    std::string why =
+        decomposition ? DecompositionThunk::Refusal(op) : LinalgThunk::Refusal(op);
     std::vector<ValueRef> operands;
     for (const ir::Value* v : op.operands()) {
       operands.push_back(refs_.at(v));
@@ -1011,8 +1016,12 @@ class HostCompilation {
       if (auto it = refs_.find(op.result(r)); it != refs_.end()) to = it->second;
       results.push_back(to);
     }
-    return LinalgThunk::Create(absl::StrCat("linalg.", name, " (", op.Describe(), ")"), op,
-                               std::move(operands), std::move(results));
+    std::string thunk_name = absl::StrCat("linalg.", name, " (", op.Describe(), ")");
+    if (decomposition) {
+      return DecompositionThunk::Create(std::move(thunk_name), op, std::move(operands),
+                                        std::move(results));
+    }
+    return LinalgThunk::Create(std::move(thunk_name), op, std::move(operands), std::move(results));
   }
 
   // An fft as a library call (FftThunk); null for other ops, and for an fft it does not take,

@@ -12,48 +12,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/host/op_attributes.h"
 #include "compiler/host/scratch_memory.h"
+#include "compiler/host/widen_to_f32.h"
 
 namespace ember::host {
 namespace {
 
 using ir::ElementType;
 
-// The custom call's target ("" for other ops).
-std::string Target(const ir::Instruction& inst) {
-  if (inst.opcode() != ir::Opcode::kCustomCall) return "";
-  const ir::Attribute* target = inst.attribute("call_target_name");
-  if (target == nullptr || target->kind != ir::Attribute::Kind::kString) return "";
-  return target->s;
-}
-
 constexpr char kLuTarget[] = "ember_lu";
 constexpr char kQrTarget[] = "Qr";
 constexpr char kHouseholderTarget[] = "ProductOfElementaryHouseholderReflectors";
 constexpr char kEighTarget[] = "ember_eigh";
 constexpr char kSvdTarget[] = "ember_svd";
-
-// A boolean backend_config entry of a custom call (a bool, or an integer); `fallback` when
-// absent, nullopt when it is something else (the evaluator's op table then reports it).
-std::optional<bool> ConfigFlag(const ir::Instruction& inst, const char* key, bool fallback) {
-  const ir::Attribute* config = inst.attribute("backend_config");
-  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) {
-    config = inst.attribute("mhlo.backend_config");
-  }
-  if (config == nullptr || config->kind != ir::Attribute::Kind::kDict) return fallback;
-  for (const auto& [name, value] : config->dict) {
-    if (name != key) continue;
-    if (value.kind == ir::Attribute::Kind::kBool) return value.b;
-    if (value.kind == ir::Attribute::Kind::kInt) return value.i != 0;
-    return std::nullopt;
-  }
-  return fallback;
-}
-
-// Dense in C order (the layout the kernels index by).
-bool IsRowMajor(const ir::ValueType& t) {
-  return t.is_tensor() && t.is_static() && t.shape().layout().IsRowMajor();
-}
 
 // A boolean attribute (bool, or an integer as some producers write it); `fallback` when absent,
 // nullopt when it is something else.
@@ -125,7 +97,7 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
     default:
       break;
   }
-  const std::string target = Target(inst);
+  const std::string target = CustomCallTarget(inst);
   if (target == kQrTarget) {
     if (inst.operands().size() != 1 || inst.num_results() != 2) return "malformed Qr";
     std::vector<int64_t> taus = BatchDims(ad);
@@ -158,7 +130,7 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
     std::vector<int64_t> values = BatchDims(ad);
     values.push_back(std::min(rows, cols));
     if (target == kEighTarget) {
-      std::optional<bool> l = ConfigFlag(inst, "lower", true);
+      std::optional<bool> l = BackendConfigFlag(inst, "lower", true);
       if (!l.has_value()) return "a 'lower' that is not a boolean";
       *lower = *l;
       if (rows != cols) return "a matrix that is not square";
@@ -170,8 +142,8 @@ std::string CheckShapes(const ir::Instruction& inst, LinalgThunk::Options* optio
       }
       return "";
     }
-    std::optional<bool> full = ConfigFlag(inst, "full_matrices", false);
-    std::optional<bool> uv = ConfigFlag(inst, "compute_uv", true);
+    std::optional<bool> full = BackendConfigFlag(inst, "full_matrices", false);
+    std::optional<bool> uv = BackendConfigFlag(inst, "compute_uv", true);
     if (!full.has_value() || !uv.has_value()) return "full_matrices/compute_uv not booleans";
     options->full_matrices = *full;
     options->compute_uv = *uv;
@@ -225,7 +197,7 @@ bool LinalgThunk::IsLinalgOp(const ir::Instruction& inst) {
   if (inst.opcode() == ir::Opcode::kCholesky || inst.opcode() == ir::Opcode::kTriangularSolve) {
     return true;
   }
-  const std::string target = Target(inst);
+  const std::string target = CustomCallTarget(inst);
   return target == kLuTarget || target == kQrTarget || target == kHouseholderTarget ||
          target == kEighTarget || target == kSvdTarget;
 }
@@ -236,10 +208,10 @@ std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
   const ir::ValueType& a = inst.operand(0)->type();
   if (!a.is_tensor()) return "a non-array operand";
   const ElementType type = a.element_type();
-  if (type != ElementType::kF32 && type != ElementType::kF64 && type != ElementType::kC64 &&
-      type != ElementType::kC128) {
+  if (type != ElementType::kF64 && type != ElementType::kC64 && type != ElementType::kC128 &&
+      !fast::WidensToF32(type)) {
     return absl::StrCat("no library kernel for ", std::string(ir::ElementTypeName(type)),
-                        " (f32, f64, c64 and c128 only)");
+                        " (float and complex types only)");
   }
   for (const ir::Value* v : inst.operands()) {
     if (!IsRowMajor(v->type()) || v->type().element_type() != type) {
@@ -247,7 +219,7 @@ std::string LinalgThunk::Refusal(const ir::Instruction& inst) {
     }
   }
   // (ember_svd's first result is its real singular values: CheckShapes checks those.)
-  if (Target(inst) != kSvdTarget &&
+  if (CustomCallTarget(inst) != kSvdTarget &&
       (!IsRowMajor(inst.result(0)->type()) || inst.result(0)->type().element_type() != type)) {
     return "a result of another type or layout";
   }
@@ -262,7 +234,7 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
   std::unique_ptr<LinalgThunk> thunk(
       new LinalgThunk(std::move(name), std::move(operands), std::move(results)));
   CheckShapes(inst, &thunk->options_);
-  const std::string target = Target(inst);
+  const std::string target = CustomCallTarget(inst);
   thunk->op_ = inst.opcode() == ir::Opcode::kCholesky          ? Op::kCholesky
                : inst.opcode() == ir::Opcode::kTriangularSolve ? Op::kTriangularSolve
                : target == kQrTarget                           ? Op::kQr
@@ -274,6 +246,17 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
     thunk->reflectors_ = inst.operand(1)->type().dims().back();
   }
   thunk->type_ = inst.operand(0)->type().element_type();
+  auto array = [](const ir::ValueType& t) {
+    Array a;
+    a.type = t.element_type();
+    a.elements = t.shape().element_count();
+    a.bytes = a.elements * ir::StorageBytes(a.type);
+    return a;
+  };
+  for (const ir::Value* v : inst.operands()) thunk->operand_arrays_.push_back(array(v->type()));
+  for (size_t r = 0; r < inst.num_results(); ++r) {
+    thunk->result_arrays_.push_back(array(inst.result(r)->type()));
+  }
   // Each matrix's dims: the result's (triangular_solve: b's), the operand's for the others.
   const std::vector<int64_t>& out =
       inst.operand(thunk->op_ == Op::kTriangularSolve ? 1 : 0)->type().dims();
@@ -286,18 +269,67 @@ std::unique_ptr<LinalgThunk> LinalgThunk::Create(std::string name, const ir::Ins
 }
 
 absl::Status LinalgThunk::Run(HostRunContext& context) const {
+  ScratchMemory memory;
+  Arrays arrays;
+  for (const ValueRef& ref : operands_) arrays.operands.push_back(context.Address(ref));
+  for (size_t r = 0; r < results_.size(); ++r) {
+    if (results_[r].kind != ValueRef::Kind::kOther) {
+      arrays.results.push_back(context.Address(results_[r]));
+      continue;
+    }
+    // A result nothing reads still needs somewhere to go.
+    EMBER_ASSIGN_OR_RETURN(
+        void* p, memory.Allocate(std::max<int64_t>(1, result_arrays_[r].bytes), name()));
+    arrays.results.push_back(static_cast<uint8_t*>(p));
+  }
   switch (type_) {
     case ElementType::kF32:
-      return RunTyped<float>(context);
+      return RunTyped<float>(context, arrays);
     case ElementType::kF64:
-      return RunTyped<double>(context);
+      return RunTyped<double>(context, arrays);
     case ElementType::kC64:
-      return RunTyped<std::complex<float>>(context);
+      return RunTyped<std::complex<float>>(context, arrays);
     case ElementType::kC128:
-      return RunTyped<std::complex<double>>(context);
+      return RunTyped<std::complex<double>>(context, arrays);
     default:
-      return absl::InternalError(absl::StrCat(name(), ": no kernel for the element type"));
+      return RunNarrow(context, arrays);
   }
+}
+
+absl::Status LinalgThunk::RunNarrow(HostRunContext& context, const Arrays& arrays) const {
+  // Each array of the narrow type through an f32 copy (one rounding back at the end); others
+  // (ember_lu's s32 pivots and permutation) as they are.
+  const fast::F32Converter convert(type_);
+  ScratchMemory memory;
+  Arrays wide;
+  auto widened = [&](const Array& array, uint8_t* at) -> absl::StatusOr<uint8_t*> {
+    if (array.type != type_) return at;
+    EMBER_ASSIGN_OR_RETURN(
+        void* p, memory.Allocate(std::max<int64_t>(1, array.elements) * sizeof(float), name()));
+    return static_cast<uint8_t*>(p);
+  };
+  for (size_t i = 0; i < operands_.size(); ++i) {
+    uint8_t* from = const_cast<uint8_t*>(arrays.operands[i]);
+    EMBER_ASSIGN_OR_RETURN(uint8_t * to, widened(operand_arrays_[i], from));
+    if (to != from) {
+      convert.WidenAll(from, operand_arrays_[i].elements, reinterpret_cast<float*>(to),
+                       context.pool());
+    }
+    wide.operands.push_back(to);
+  }
+  for (size_t r = 0; r < results_.size(); ++r) {
+    EMBER_ASSIGN_OR_RETURN(uint8_t * to, widened(result_arrays_[r], arrays.results[r]));
+    wide.results.push_back(to);
+  }
+  EMBER_RETURN_IF_ERROR(RunTyped<float>(context, wide));
+  for (size_t r = 0; r < results_.size(); ++r) {
+    if (wide.results[r] == arrays.results[r] || results_[r].kind == ValueRef::Kind::kOther) {
+      continue;
+    }
+    convert.NarrowAll(reinterpret_cast<const float*>(wide.results[r]), result_arrays_[r].elements,
+                      arrays.results[r], context.pool());
+  }
+  return absl::OkStatus();
 }
 
 // The element type the spectral solvers take for S: complex<float> matrices are widened to
@@ -376,23 +408,15 @@ class SpectralSolver {
 };
 
 template <typename S>
-absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
+absl::Status LinalgThunk::RunSpectral(HostRunContext& context, const Arrays& arrays) const {
   using R = typename RealScalar<S>::type;
   if (batch_ == 0) return absl::OkStatus();
   const int64_t per = rows_ * cols_, k = std::min(rows_, cols_);
   const R nan = std::numeric_limits<R>::quiet_NaN();
-  ScratchMemory memory;
-  auto place = [&]<typename T>(T*, size_t r, int64_t elements) -> absl::StatusOr<T*> {
-    if (results_[r].kind != ValueRef::Kind::kOther) {
-      return reinterpret_cast<T*>(context.Address(results_[r]));
-    }
-    EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(elements * sizeof(T), name()));
-    return static_cast<T*>(p);
-  };
-  const S* in = reinterpret_cast<const S*>(context.Address(operands_[0]));
+  const S* in = reinterpret_cast<const S*>(arrays.operands[0]);
   if (op_ == Op::kEigh) {
-    EMBER_ASSIGN_OR_RETURN(S * v, place(static_cast<S*>(nullptr), 0, batch_ * per));
-    EMBER_ASSIGN_OR_RETURN(R * w, place(static_cast<R*>(nullptr), 1, batch_ * k));
+    S* v = reinterpret_cast<S*>(arrays.results[0]);
+    R* w = reinterpret_cast<R*>(arrays.results[1]);
     context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
       SpectralSolver<S> solver;
       for (int64_t b = begin; b < end; ++b) {
@@ -406,15 +430,9 @@ absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
   }
   const int64_t ucols = options_.full_matrices ? rows_ : k,
                 vrows = options_.full_matrices ? cols_ : k;
-  EMBER_ASSIGN_OR_RETURN(R * s, place(static_cast<R*>(nullptr), 0, std::max<int64_t>(1, batch_ * k)));
-  S* u = nullptr;
-  S* vt = nullptr;
-  if (options_.compute_uv) {
-    EMBER_ASSIGN_OR_RETURN(u, place(static_cast<S*>(nullptr), 1,
-                                    std::max<int64_t>(1, batch_ * rows_ * ucols)));
-    EMBER_ASSIGN_OR_RETURN(vt, place(static_cast<S*>(nullptr), 2,
-                                     std::max<int64_t>(1, batch_ * vrows * cols_)));
-  }
+  R* s = reinterpret_cast<R*>(arrays.results[0]);
+  S* u = options_.compute_uv ? reinterpret_cast<S*>(arrays.results[1]) : nullptr;
+  S* vt = options_.compute_uv ? reinterpret_cast<S*>(arrays.results[2]) : nullptr;
   context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
     SpectralSolver<S> solver;
     for (int64_t b = begin; b < end; ++b) {
@@ -439,22 +457,17 @@ absl::Status LinalgThunk::RunSpectral(HostRunContext& context) const {
 }
 
 template <typename S>
-absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
-  if (op_ == Op::kEigh || op_ == Op::kSvd) return RunSpectral<S>(context);  // (empty ones too)
+absl::Status LinalgThunk::RunTyped(HostRunContext& context, const Arrays& arrays) const {
+  if (op_ == Op::kEigh || op_ == Op::kSvd) {
+    return RunSpectral<S>(context, arrays);  // (empty ones too)
+  }
   const int64_t per = rows_ * cols_;
   if (batch_ == 0 || per == 0) return absl::OkStatus();
   const int64_t k = std::min(rows_, cols_);
   ScratchMemory memory;
-  // A result nothing reads still needs somewhere to go.
-  auto place = [&](const ValueRef& ref, uint64_t bytes) -> absl::StatusOr<uint8_t*> {
-    if (ref.kind != ValueRef::Kind::kOther) return context.Address(ref);
-    EMBER_ASSIGN_OR_RETURN(void* p, memory.Allocate(bytes, name()));
-    return static_cast<uint8_t*>(p);
-  };
-  EMBER_ASSIGN_OR_RETURN(uint8_t * out_bytes, place(results_[0], batch_ * per * sizeof(S)));
-  S* out = reinterpret_cast<S*>(out_bytes);
+  S* out = reinterpret_cast<S*>(arrays.results[0]);
   const S* in =
-      reinterpret_cast<const S*>(context.Address(operands_[op_ == Op::kTriangularSolve ? 1 : 0]));
+      reinterpret_cast<const S*>(arrays.operands[op_ == Op::kTriangularSolve ? 1 : 0]);
   // The product is written while the reflectors are read: they must not share memory.
   if (op_ == Op::kHouseholderProduct && in < out + batch_ * per && out < in + batch_ * per) {
     EMBER_ASSIGN_OR_RETURN(void* copy, memory.Allocate(batch_ * per * sizeof(S), name()));
@@ -475,7 +488,7 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       });
       return absl::OkStatus();
     case Op::kTriangularSolve: {
-      const S* a = reinterpret_cast<const S*>(context.Address(operands_[0]));
+      const S* a = reinterpret_cast<const S*>(arrays.operands[0]);
       const int64_t a_per = n_ * n_;
       // The result overwrites b's copy matrix by matrix: a must not share its memory.
       if (a < out + batch_ * per && out < a + batch_ * a_per) {
@@ -492,8 +505,7 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       return absl::OkStatus();
     }
     case Op::kQr: {
-      EMBER_ASSIGN_OR_RETURN(uint8_t * taus_bytes, place(results_[1], batch_ * k * sizeof(S)));
-      S* taus = reinterpret_cast<S*>(taus_bytes);
+      S* taus = reinterpret_cast<S*>(arrays.results[1]);
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         std::vector<S> work(static_cast<size_t>(cols_));
         for (int64_t b = begin; b < end; ++b) {
@@ -504,7 +516,7 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       return absl::OkStatus();
     }
     case Op::kHouseholderProduct: {
-      const S* taus = reinterpret_cast<const S*>(context.Address(operands_[1]));
+      const S* taus = reinterpret_cast<const S*>(arrays.operands[1]);
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         std::vector<S> work(static_cast<size_t>(rows_ + cols_));
         for (int64_t b = begin; b < end; ++b) {
@@ -515,12 +527,8 @@ absl::Status LinalgThunk::RunTyped(HostRunContext& context) const {
       return absl::OkStatus();
     }
     case Op::kLu: {
-      EMBER_ASSIGN_OR_RETURN(uint8_t * pivots_bytes,
-                             place(results_[1], batch_ * k * sizeof(int32_t)));
-      EMBER_ASSIGN_OR_RETURN(uint8_t * perm_bytes,
-                             place(results_[2], batch_ * rows_ * sizeof(int32_t)));
-      int32_t* pivots = reinterpret_cast<int32_t*>(pivots_bytes);
-      int32_t* perm = reinterpret_cast<int32_t*>(perm_bytes);
+      int32_t* pivots = reinterpret_cast<int32_t*>(arrays.results[1]);
+      int32_t* perm = reinterpret_cast<int32_t*>(arrays.results[2]);
       context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           CopyMatrix(in + b * per, out + b * per, per);

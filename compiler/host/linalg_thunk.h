@@ -10,7 +10,8 @@
 // evaluator, which stays the oracle, works in double and rounds once). The outputs' semantics
 // are the evaluator's: a cholesky that meets a pivot that is not positive (or NaN) gives NaN for
 // all of that matrix, the triangle not read is zero; ember_lu's pivots and permutation are
-// 0-based int32; the QR conventions are LAPACK's. Other element types (bf16, f16) stay on the
+// 0-based int32; the QR conventions are LAPACK's. bf16, f16 and the f8 types are computed on f32
+// copies and rounded back once (the way XLA:CPU computes their dots); integer types stay on the
 // evaluator's op table: Refusal says so, and the cost report shows it.
 #ifndef EMBER_COMPILER_HOST_LINALG_THUNK_H_
 #define EMBER_COMPILER_HOST_LINALG_THUNK_H_
@@ -51,13 +52,28 @@ class LinalgThunk final : public HostThunk {
       : HostThunk(Kind::kLibraryCall, std::move(name)),
         operands_(std::move(operands)),
         results_(std::move(results)) {}
+  // The arrays of one run: the operands', and the results' (scratch for a result nothing reads).
+  struct Arrays {
+    std::vector<const uint8_t*> operands;
+    std::vector<uint8_t*> results;
+  };
   template <typename S>
-  absl::Status RunTyped(HostRunContext& context) const;
+  absl::Status RunTyped(HostRunContext& context, const Arrays& arrays) const;
   template <typename S>
-  absl::Status RunSpectral(HostRunContext& context) const;  // ember_eigh, ember_svd
+  absl::Status RunSpectral(HostRunContext& context, const Arrays& arrays) const;  // eigh, svd
+  // bf16, f16 and the f8 types: RunTyped<float> on f32 copies, results rounded back once.
+  absl::Status RunNarrow(HostRunContext& context, const Arrays& arrays) const;
+
+  // An operand's or result's element type and size.
+  struct Array {
+    ir::ElementType type = ir::ElementType::kInvalid;
+    int64_t elements = 0;
+    int64_t bytes = 0;
+  };
 
   std::vector<ValueRef> operands_;
   std::vector<ValueRef> results_;
+  std::vector<Array> operand_arrays_, result_arrays_;
   Op op_ = Op::kCholesky;
   ir::ElementType type_ = ir::ElementType::kInvalid;
   int64_t batch_ = 1;

@@ -20,6 +20,15 @@ namespace ember::host::fast {
 // f32 itself, and every narrow float stored in one or two bytes.
 bool WidensToF32(ir::ElementType type);
 
+// The narrow float storage types (ir::NarrowFloat: bf16, f16, the f8/f6/f4 types), which the
+// library thunks read through their f32 value and write with one rounding from double, as the
+// evaluator does.
+template <typename T>
+constexpr bool kIsNarrowFloat = requires(const T& v) {
+  v.ToFloat();
+  T::FromDouble(0.0);
+};
+
 // bf16 <-> f32: exactly FloatToBF16 / BF16ToFloat of base/float_formats.h, inline for the loops.
 inline float WidenBF16(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
 inline uint16_t NarrowBF16(float value) {

@@ -8,10 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +80,54 @@ inline ir::Literal MixedArray(ir::ElementType type, const std::vector<int64_t>& 
   return lit;
 }
 
+// An array of `dims` of `type` (a float, complex or s32 type) holding `values`, each rounded
+// once into the type (real types keep the real parts).
+inline ir::Literal ComplexLiteral(ir::ElementType type, const std::vector<int64_t>& dims,
+                                  const std::vector<std::complex<double>>& values) {
+  ir::Literal lit = ir::Literal::Create(ir::Shape::Make(type, dims).value()).value();
+  ir::VisitElementType(type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, ir::BF16> || std::is_same_v<T, ir::F16>) {
+      T* out = lit.mutable_data<T>().value().data();
+      for (size_t i = 0; i < values.size(); ++i) out[i] = T::FromDouble(values[i].real());
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      using Part = typename T::value_type;
+      T* out = lit.mutable_data<T>().value().data();
+      for (size_t i = 0; i < values.size(); ++i) {
+        out[i] = T(static_cast<Part>(values[i].real()), static_cast<Part>(values[i].imag()));
+      }
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, int32_t>) {
+      T* out = lit.mutable_data<T>().value().data();
+      for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i].real());
+    } else {
+      ADD_FAILURE() << "ComplexLiteral: unexpected type";
+    }
+  });
+  return lit;
+}
+
+// The elements of an array made by ComplexLiteral's types, each exactly.
+inline std::vector<std::complex<double>> ComplexValues(const ir::Literal& lit) {
+  std::vector<std::complex<double>> v;
+  ir::VisitElementType(lit.element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, ir::BF16> || std::is_same_v<T, ir::F16>) {
+      for (const T& x : lit.data<T>().value()) v.emplace_back(x.ToFloat(), 0);
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      for (const T& x : lit.data<T>().value()) v.emplace_back(x.real(), x.imag());
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, int32_t>) {
+      for (const T& x : lit.data<T>().value()) v.emplace_back(static_cast<double>(x), 0);
+    } else {
+      ADD_FAILURE() << "ComplexValues: unexpected type";
+    }
+  });
+  return v;
+}
+
 struct NativeRun {
   std::string cost_report;  // the host backend's
   std::vector<eval::EvalValue> host, evaluator;
@@ -110,6 +160,19 @@ inline NativeRun RunBothBackends(const std::string& text, const std::vector<ir::
     }
   }
   return run;
+}
+
+// `text` compiles on the host backend with its op left to the evaluator's op table, and the
+// cost report says so with `reason`.
+inline void ExpectTheEvaluatorRunsIt(const std::string& text, const std::string& reason) {
+  SCOPED_TRACE(reason);
+  std::unique_ptr<ir::Module> module = test_util::Parse(text);
+  ASSERT_NE(module, nullptr) << text;
+  auto exe = Compile(*module->entry(), HostBackend::kCompiled);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  const std::string& report = (*exe)->cost_report();
+  EXPECT_NE(report.find("  evaluator "), std::string::npos) << report;
+  EXPECT_NE(report.find(reason), std::string::npos) << report;
 }
 
 // The same for a program of one parameter.
