@@ -8,7 +8,7 @@ environment) and an MLP step whose update sits in a lax.cond. Each program is co
 and by XLA:CPU; the table gives median step times, the ratio (below 1.0: Ember is faster), the
 first-call time (compile included) and the largest difference of the results.
 
-    .venv/bin/python bench/programs_bench.py [--repeat N] [--only NAME_PART]
+    .venv/bin/python bench/programs_bench.py [--repeat N] [--only NAME_PART] [--warmup-s S]
 
 A benchmark, not a test: nothing here asserts a speed.
 """
@@ -220,9 +220,11 @@ PROGRAMS = [
 ]
 
 
-def measure(fn, args, devices, repeat):
-    """Per device: (median step seconds, first call seconds, output leaves). The timed steps of
-    the devices alternate (the first swapping every round), so a machine whose speed drifts
+def measure(fn, args, devices, repeat, warmup_s):
+    """Per device: (median step seconds, first call seconds, output leaves). After the first call,
+    untimed steps for `warmup_s` seconds (Ember's tiered compile runs mid-sized kernels on quick
+    code until their optimized code, compiled in the background, replaces it). The timed steps
+    of the devices alternate (the first swapping every round), so a machine whose speed drifts
     moves every device's median alike."""
     sides = []
     for device in devices:
@@ -232,6 +234,9 @@ def measure(fn, args, devices, repeat):
         out = jax.block_until_ready(f(*placed))
         sides.append({"f": f, "args": placed, "first": time.perf_counter() - start, "out": out,
                       "times": []})
+        deadline = time.perf_counter() + warmup_s
+        while time.perf_counter() < deadline:
+            jax.block_until_ready(f(*placed))
     for r in range(repeat):
         for side in (sides if r % 2 == 0 else sides[::-1]):
             start = time.perf_counter()
@@ -255,6 +260,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default="", help="programs whose name contains this")
+    parser.add_argument("--warmup-s", type=float, default=1.0,
+                        help="seconds of untimed steps per backend before the timed ones")
     opts = parser.parse_args()
     ember, cpu = jax.devices("ember")[0], jax.devices("cpu")[0]
     print(f"jax {jax.__version__}; {os.cpu_count()} cpu cores")
@@ -265,7 +272,7 @@ def main():
         if opts.only not in name:
             continue
         fn, args = make(np.random.default_rng(0))
-        (te, fe, oe), (tx, fx, ox) = measure(fn, args, (ember, cpu), opts.repeat)
+        (te, fe, oe), (tx, fx, ox) = measure(fn, args, (ember, cpu), opts.repeat, opts.warmup_s)
         diff = max(MaxDiff(a, b) for a, b in zip(oe, ox))
         ratios.append(te / tx)
         print(f"{name:36s} {te * 1e3:9.2f}ms {tx * 1e3:8.2f}ms {te / tx:6.2f}x "

@@ -1,5 +1,6 @@
-// Internal to compiler/host: the single-threaded Eigen GEMM of fast_dot.cc (AVX2 + FMA build on
-// CPUs that have both), for other fast kernels that split their own work across the pool.
+// Internal to compiler/host: the single-threaded Eigen GEMM of fast_dot.cc (its AVX-512 or AVX2 +
+// FMA build on CPUs that have them), for other fast kernels that split their own work across the
+// pool.
 #ifndef EMBER_COMPILER_HOST_FAST_GEMM_H_
 #define EMBER_COMPILER_HOST_FAST_GEMM_H_
 

@@ -1,6 +1,7 @@
 // Internal to compiler/host: the library kernels of the compiled host path.
 //  - DotKernel: dot_general through Eigen (batch dims, any contracting dims), rows split across
-//    the thread pool; Eigen is also built for AVX2 + FMA (fast_dot_avx2.cc) and chosen by CPU.
+//    the thread pool; Eigen is also built for AVX2 + FMA and for AVX-512 (fast_dot_avx2.cc,
+//    fast_dot_avx512.cc), the widest the CPU runs chosen at run time.
 //    Sums are reassociated, so results differ from the evaluator's in the last bits. bf16/f16/f8
 //    operands and results (mixed with f32 too) go through the f32 product with f32 accumulation and
 //    one rounding, as XLA:CPU and the evaluator compute them. f64, c64 and c128 are computed in
