@@ -9,11 +9,13 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/float_formats.h"
 #include "compiler/host/thread_pool.h"
 #include "compiler/host/thread_scratch.h"
 #include "compiler/ir/element_type.h"
+#include "compiler/ir/native_types.h"
 
 namespace ember::host::fast {
 
@@ -24,10 +26,11 @@ bool WidensToF32(ir::ElementType type);
 // library thunks read through their f32 value and write with one rounding from double, as the
 // evaluator does.
 template <typename T>
-constexpr bool kIsNarrowFloat = requires(const T& v) {
-  v.ToFloat();
-  T::FromDouble(0.0);
-};
+struct IsNarrowFloatType : std::false_type {};
+template <ir::ElementType K>
+struct IsNarrowFloatType<ir::NarrowFloat<K>> : std::true_type {};
+template <typename T>
+constexpr bool kIsNarrowFloat = IsNarrowFloatType<T>::value;
 
 // bf16 <-> f32: exactly FloatToBF16 / BF16ToFloat of base/float_formats.h, inline for the loops.
 inline float WidenBF16(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }

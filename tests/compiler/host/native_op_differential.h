@@ -114,13 +114,16 @@ inline std::vector<std::complex<double>> ComplexValues(const ir::Literal& lit) {
   ir::VisitElementType(lit.element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, ir::BF16> || std::is_same_v<T, ir::F16>) {
-      for (const T& x : lit.data<T>().value()) v.emplace_back(x.ToFloat(), 0);
+      const absl::Span<const T> data = lit.data<T>().value();
+      for (const T& x : data) v.emplace_back(x.ToFloat(), 0);
     } else if constexpr (std::is_same_v<T, std::complex<float>> ||
                          std::is_same_v<T, std::complex<double>>) {
-      for (const T& x : lit.data<T>().value()) v.emplace_back(x.real(), x.imag());
+      const absl::Span<const T> data = lit.data<T>().value();
+      for (const T& x : data) v.emplace_back(x.real(), x.imag());
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
                          std::is_same_v<T, int32_t>) {
-      for (const T& x : lit.data<T>().value()) v.emplace_back(static_cast<double>(x), 0);
+      const absl::Span<const T> data = lit.data<T>().value();
+      for (const T& x : data) v.emplace_back(static_cast<double>(x), 0);
     } else {
       ADD_FAILURE() << "ComplexValues: unexpected type";
     }
