@@ -62,25 +62,82 @@ absl::StatusOr<std::unique_ptr<CallFrame>> CallFrame::Build(const ir::Instructio
     }
     EMBER_RETURN_IF_ERROR(f->AddBuffer(op, f->results_.back(), /*is_result=*/true, r));
   }
-  XLA_FFI_Attrs* attrs = nullptr;
+  EMBER_RETURN_IF_ERROR(f->Finish(op, ctx));
+  return f;
+}
+
+absl::StatusOr<std::unique_ptr<CallFrame>> CallFrame::BuildOnBuffers(
+    const ir::Instruction& op, const std::vector<void*>& args, const std::vector<void*>& rets,
+    XLA_FFI_ExecutionContext* ctx) {
+  if (args.size() != op.operands().size() || rets.size() != op.num_results()) {
+    return absl::InternalError(absl::StrCat(op.Describe(), ": ", args.size(), " arguments and ",
+                                            rets.size(), " results for an FFI call frame"));
+  }
+  std::unique_ptr<CallFrame> f(new CallFrame());
+  for (size_t i = 0; i < args.size(); ++i) {
+    EMBER_RETURN_IF_ERROR(
+        f->AddTypedBuffer(op, op.operand(i)->type(), args[i], /*is_result=*/false, i));
+  }
+  for (size_t r = 0; r < rets.size(); ++r) {
+    EMBER_RETURN_IF_ERROR(
+        f->AddTypedBuffer(op, op.result(r)->type(), rets[r], /*is_result=*/true, r));
+  }
+  EMBER_RETURN_IF_ERROR(f->Finish(op, ctx));
+  return f;
+}
+
+absl::Status CallFrame::Finish(const ir::Instruction& op, XLA_FFI_ExecutionContext* ctx) {
   EMBER_ASSIGN_OR_RETURN(const ir::Attribute* dict, AttributeDictionary(op));
   EMBER_ASSIGN_OR_RETURN(
-      attrs,
-      f->EncodeDictionary(
+      XLA_FFI_Attrs * attrs,
+      EncodeDictionary(
           op, dict != nullptr ? dict->dict : std::vector<std::pair<std::string, ir::Attribute>>{},
           ""));
-  XLA_FFI_CallFrame& frame = f->frame_;
-  frame.struct_size = EMBER_XLA_FFI_CALL_FRAME_STRUCT_SIZE;
-  frame.extension_start = nullptr;
-  frame.ctx = ctx;
-  frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
-  frame.args = {sizeof(XLA_FFI_Args), nullptr, static_cast<int64_t>(f->args_.size()),
-                f->arg_types_.data(), f->args_.data()};
-  frame.rets = {sizeof(XLA_FFI_Rets), nullptr, static_cast<int64_t>(f->rets_.size()),
-                f->ret_types_.data(), f->rets_.data()};
-  frame.attrs = *attrs;
-  frame.future = nullptr;
-  return f;
+  frame_.struct_size = EMBER_XLA_FFI_CALL_FRAME_STRUCT_SIZE;
+  frame_.extension_start = nullptr;
+  frame_.ctx = ctx;
+  frame_.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  frame_.args = {sizeof(XLA_FFI_Args), nullptr, static_cast<int64_t>(args_.size()),
+                 arg_types_.data(), args_.data()};
+  frame_.rets = {sizeof(XLA_FFI_Rets), nullptr, static_cast<int64_t>(rets_.size()),
+                 ret_types_.data(), rets_.data()};
+  frame_.attrs = *attrs;
+  frame_.future = nullptr;
+  return absl::OkStatus();
+}
+
+absl::Status CallFrame::AddTypedBuffer(const ir::Instruction& op, const ir::ValueType& type,
+                                       void* data, bool is_result, size_t index) {
+  XLA_FFI_Buffer buffer{};
+  buffer.struct_size = sizeof(XLA_FFI_Buffer);
+  if (type.is_token()) {
+    buffer.dtype = XLA_FFI_DataType_TOKEN;
+    buffer.rank = 0;
+  } else if (type.is_tensor() && type.is_static()) {
+    buffer.dtype = DataType(type.element_type());
+    buffer.data = data;
+    dims_.emplace_back(type.dims().begin(), type.dims().end());
+    buffer.rank = static_cast<int64_t>(type.dims().size());
+    buffer.dims = dims_.back().data();
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(op.Describe(), ": ",
+                                                   is_result ? "result " : "operand ", index,
+                                                   " of type ", type.ToString(),
+                                                   " cannot be an FFI buffer"));
+  }
+  AddFrameBuffer(buffer, is_result);
+  return absl::OkStatus();
+}
+
+void CallFrame::AddFrameBuffer(const XLA_FFI_Buffer& buffer, bool is_result) {
+  buffers_.push_back(buffer);
+  if (is_result) {
+    ret_types_.push_back(XLA_FFI_RetType_BUFFER);
+    rets_.push_back(&buffers_.back());
+  } else {
+    arg_types_.push_back(XLA_FFI_ArgType_BUFFER);
+    args_.push_back(&buffers_.back());
+  }
 }
 
 absl::Status CallFrame::AddBuffer(const ir::Instruction& op, eval::EvalValue& value, bool is_result,
@@ -102,14 +159,7 @@ absl::Status CallFrame::AddBuffer(const ir::Instruction& op, eval::EvalValue& va
                                                    is_result ? "result " : "operand ", index,
                                                    " is not an array or a token"));
   }
-  buffers_.push_back(buffer);
-  if (is_result) {
-    ret_types_.push_back(XLA_FFI_RetType_BUFFER);
-    rets_.push_back(&buffers_.back());
-  } else {
-    arg_types_.push_back(XLA_FFI_ArgType_BUFFER);
-    args_.push_back(&buffers_.back());
-  }
+  AddFrameBuffer(buffer, is_result);
   return absl::OkStatus();
 }
 

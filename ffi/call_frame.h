@@ -1,6 +1,7 @@
-// One custom call as an XLA FFI call frame: the operands as argument buffers, fresh results as
-// result buffers, and the op's attributes (the dictionary backend_config JAX's FFI lowerings
-// write) as typed, name-sorted FFI attributes. Owns every piece the frame points into.
+// One custom call as an XLA FFI call frame: the operands as argument buffers, the results as
+// result buffers (fresh literals, or the launch's own buffers), and the op's attributes (the
+// dictionary backend_config JAX's FFI lowerings write) as typed, name-sorted FFI attributes. Owns
+// every piece the frame points into but the launch's buffers.
 #ifndef EMBER_FFI_CALL_FRAME_H_
 #define EMBER_FFI_CALL_FRAME_H_
 
@@ -25,6 +26,15 @@ class CallFrame {
   CallFrame(const CallFrame&) = delete;
   CallFrame& operator=(const CallFrame&) = delete;
 
+  // On a launch's buffers (the host backend's FfiCallThunk): operand i at args[i] and result r
+  // at rets[r], each dense row-major of the op's type (null for tokens, and for all of them
+  // when the frame is built only to check that the op's attributes encode). The buffers must
+  // outlive the frame.
+  static absl::StatusOr<std::unique_ptr<CallFrame>> BuildOnBuffers(const ir::Instruction& op,
+                                                                   const std::vector<void*>& args,
+                                                                   const std::vector<void*>& rets,
+                                                                   XLA_FFI_ExecutionContext* ctx);
+
   XLA_FFI_CallFrame* frame() { return &frame_; }
   // The results the handler wrote.
   std::vector<eval::EvalValue> TakeResults() { return std::move(results_); }
@@ -33,6 +43,12 @@ class CallFrame {
   CallFrame() = default;
   absl::Status AddBuffer(const ir::Instruction& op, eval::EvalValue& value, bool is_result,
                          size_t index);
+  // A buffer of `type` (an array or a token) at `data`.
+  absl::Status AddTypedBuffer(const ir::Instruction& op, const ir::ValueType& type, void* data,
+                              bool is_result, size_t index);
+  void AddFrameBuffer(const XLA_FFI_Buffer& buffer, bool is_result);
+  // The attributes and the frame's header, once the buffers are in.
+  absl::Status Finish(const ir::Instruction& op, XLA_FFI_ExecutionContext* ctx);
   // Encodes `attrs` into a new XLA_FFI_Attrs (sorted by name) that lives in this frame.
   absl::StatusOr<XLA_FFI_Attrs*> EncodeDictionary(
       const ir::Instruction& op, const std::vector<std::pair<std::string, ir::Attribute>>& attrs,

@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ffi/call_frame.h"
 #include "ffi/registry.h"
 
 namespace ember::ffi {
@@ -28,6 +27,19 @@ bool FfiCalls::Has(std::string_view target) const {
 
 absl::StatusOr<std::vector<eval::EvalValue>> FfiCalls::Call(
     const ir::Instruction& op, std::vector<eval::EvalValue>& operands) {
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<CallFrame> frame, CallFrame::Build(op, operands, &ctx_));
+  EMBER_RETURN_IF_ERROR(Invoke(op, *frame));
+  return frame->TakeResults();
+}
+
+absl::Status FfiCalls::CallOnBuffers(const ir::Instruction& op, const std::vector<void*>& args,
+                                     const std::vector<void*>& rets) {
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<CallFrame> frame,
+                         CallFrame::BuildOnBuffers(op, args, rets, &ctx_));
+  return Invoke(op, *frame);
+}
+
+absl::Status FfiCalls::Invoke(const ir::Instruction& op, CallFrame& frame) {
   const ir::Attribute* name = op.attribute("call_target_name");
   if (name == nullptr || name->kind != ir::Attribute::Kind::kString) {
     return absl::InvalidArgumentError(absl::StrCat(op.Describe(), ": no call_target_name"));
@@ -37,10 +49,9 @@ absl::StatusOr<std::vector<eval::EvalValue>> FfiCalls::Call(
     return absl::NotFoundError(
         absl::StrCat(op.Describe(), ": no FFI handler is registered for '", name->s, "' on Ember"));
   }
-  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<CallFrame> frame, CallFrame::Build(op, operands, &ctx_));
-  frame->frame()->api = GetXlaFfiApi();
-  absl::Status status = ConsumeError(handler->bundle.execute(frame->frame()));
-  if (XLA_FFI_Future* future = frame->frame()->future) {
+  frame.frame()->api = GetXlaFfiApi();
+  absl::Status status = ConsumeError(handler->bundle.execute(frame.frame()));
+  if (XLA_FFI_Future* future = frame.frame()->future) {
     // An asynchronous handler: its buffers stay alive (in `frame`) until it completes.
     future->done.WaitForNotification();
     if (status.ok()) status = future->status;
@@ -50,7 +61,7 @@ absl::StatusOr<std::vector<eval::EvalValue>> FfiCalls::Call(
     return absl::Status(status.code(), absl::StrCat(op.Describe(), ": FFI handler '", name->s,
                                                     "' failed: ", status.message()));
   }
-  return frame->TakeResults();
+  return absl::OkStatus();
 }
 
 }  // namespace ember::ffi

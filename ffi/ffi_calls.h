@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "compiler/evaluator/evaluator.h"
+#include "ffi/call_frame.h"
 #include "ffi/execution_context.h"
 #include "ffi/ffi_api.h"
 
@@ -22,11 +23,19 @@ class FfiCalls final : public eval::ExternalCalls {
   bool Has(std::string_view target) const override;
   absl::StatusOr<std::vector<eval::EvalValue>> Call(
       const ir::Instruction& op, std::vector<eval::EvalValue>& operands) override;
+  // Calls the handler of `op` on a launch's buffers (CallFrame::BuildOnBuffers): the host
+  // backend's FfiCallThunk, which hands it the launch's memory without copies.
+  absl::Status CallOnBuffers(const ir::Instruction& op, const std::vector<void*>& args,
+                             const std::vector<void*>& rets);
 
   // A fresh id for a launch (XLA_FFI_RunId_Get) that has none from its collectives.
   static int64_t NewRunId();
 
  private:
+  // Runs `frame` through the handler of `op`'s target, waiting for an asynchronous one; errors
+  // name the op and the target.
+  absl::Status Invoke(const ir::Instruction& op, CallFrame& frame);
+
   std::shared_ptr<const ExecutionContext> user_data_;
   XLA_FFI_ExecutionContext ctx_;
 };

@@ -20,9 +20,11 @@
 #include "compiler/host/host_thunks.h"
 #include "compiler/host/collective_thunk.h"
 #include "compiler/host/conditional_thunk.h"
+#include "compiler/host/ffi_call_thunk.h"
 #include "compiler/host/fft_thunk.h"
 #include "compiler/host/launch_id_thunk.h"
 #include "compiler/host/linalg_thunk.h"
+#include "compiler/host/op_attributes.h"
 #include "compiler/host/cumulative_scan_thunk.h"
 #include "compiler/host/sort_thunk.h"
 #include "compiler/host/top_k_thunk.h"
@@ -32,6 +34,7 @@
 #include "compiler/passes/fusion_plan.h"
 #include "compiler/passes/row_groups.h"
 #include "compiler/passes/schedule.h"
+#include "ffi/registry.h"
 
 namespace ember::host {
 namespace {
@@ -524,6 +527,11 @@ class HostCompilation {
           ++fast_kernels;
           continue;
         }
+        if (std::unique_ptr<HostThunk> call = FfiCall(*kernel.root(), name); call != nullptr) {
+          thunks.push_back(std::move(call));
+          ++fast_kernels;
+          continue;
+        }
       }
       if (kernel.kind == passes::KernelKind::kSingle && kernel.instructions.size() == 1 &&
           kernel.root()->opcode() == ir::Opcode::kWhile) {
@@ -986,6 +994,19 @@ class HostCompilation {
                                    std::move(fallback), why);
   }
 
+  // The refs of `op`'s results, in order (kOther for a result nothing reads).
+  std::vector<ValueRef> ResultRefs(const ir::Instruction& op) const {
+    std::vector<ValueRef> results;
+    for (size_t r = 0; r < op.num_results(); ++r) {
+      ValueRef to;
+      to.kind = ValueRef::Kind::kOther;  // a result nothing reads
+      to.value = op.result(r);
+      if (auto it = refs_.find(op.result(r)); it != refs_.end()) to = it->second;
+      results.push_back(to);
+    }
+    return results;
+  }
+
   // A linear-algebra op as a library call on the launch's buffers: cholesky, triangular_solve,
   // ember_lu, ember_eigh, ember_svd or the Householder QR pair (LinalgThunk), ember_eig,
   // ember_schur, ember_hessenberg or ember_tridiagonal (DecompositionThunk); null for other ops,
@@ -1008,14 +1029,7 @@ class HostCompilation {
                       why, "\n");
       return nullptr;
     }
-    std::vector<ValueRef> results;
-    for (size_t r = 0; r < op.num_results(); ++r) {
-      ValueRef to;
-      to.kind = ValueRef::Kind::kOther;  // a result nothing reads
-      to.value = op.result(r);
-      if (auto it = refs_.find(op.result(r)); it != refs_.end()) to = it->second;
-      results.push_back(to);
-    }
+    std::vector<ValueRef> results = ResultRefs(op);
     std::string thunk_name = absl::StrCat("linalg.", name, " (", op.Describe(), ")");
     if (decomposition) {
       return DecompositionThunk::Create(std::move(thunk_name), op, std::move(operands),
@@ -1069,6 +1083,33 @@ class HostCompilation {
     }
     return TopKThunk::Create(absl::StrCat("top_k.", name, " (", op.Describe(), ")"), op,
                              refs_.at(op.operand(0)), results[0], results[1]);
+  }
+
+  // A custom call to a registered FFI handler on the launch's buffers (FfiCallThunk); null for
+  // other custom calls, and for one it does not take, with the reason in the cost report (the
+  // evaluator's op table runs it).
+  std::unique_ptr<HostThunk> FfiCall(const ir::Instruction& op, const std::string& name) {
+    if (CustomCallTarget(op).empty()) return nullptr;
+    // (Also the reason for custom calls no other thunk took: no handler is registered.)
+    std::string why = FfiCallThunk::Refusal(op);
+    std::vector<ValueRef> operands;
+    for (const ir::Value* v : op.operands()) {
+      ValueRef ref;
+      ref.value = v;
+      if (auto it = refs_.find(v); it != refs_.end()) ref = it->second;
+      if (why.empty() && !v->type().is_token() && ref.kind == ValueRef::Kind::kOther) {
+        why = "an operand has no buffer";
+      }
+      operands.push_back(ref);
+    }
+    if (!why.empty()) {
+      absl::StrAppend(&nested_reports_, name, " (", op.Describe(), "): the evaluator runs it: ",
+                      why, "\n");
+      return nullptr;
+    }
+    std::vector<ValueRef> results = ResultRefs(op);
+    return FfiCallThunk::Create(absl::StrCat("ffi.", name, " (", op.Describe(), ")"), op,
+                                std::move(operands), std::move(results));
   }
 
   // A kernel of the region reduce emitter (folding with `reduce`) runs its output elements in

@@ -64,6 +64,8 @@ class HostRunContext {
   // replica/partition ids, collective hooks and FFI handlers.
   eval::Evaluator& evaluator();
   ThreadPool& pool() { return ThreadPool::Default(); }
+  // This device's FFI handlers (FfiCallThunk): its device ordinal, run id and user data.
+  ffi::FfiCalls& ffi_calls() { return ffi_calls_; }
 
   // A context for a nested program (a loop's body) run as part of this run: other buffers, the
   // same device, run, collectives, FFI context and evaluator (its per-run state: probes).

@@ -7,10 +7,14 @@
 //   product read only by the transpose (each element is the same products summed in the same
 //   order; the kernels then never read a transposed matrix element by element),
 //   reshape(all_reduce(reshape(x))) -> all_reduce(x) when the outer reshape restores x's shape
-//   (an all-reduce is position-wise; the reshapes were copies around it).
+//   (an all-reduce is position-wise; the reshapes were copies around it), custom_call
+//   @Sharding(x) -> x (a sharding constraint left after spmd-partition, which has already split
+//   the program as it says or found nothing split, or in a program of one device: the value
+//   itself, which the evaluator's op table copied).
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <unordered_set>
 
 #include "compiler/passes/pass.h"
 #include "compiler/passes/rewrite.h"
@@ -149,6 +153,14 @@ ir::Value* Simplify(ir::Instruction& inst) {
       if (IsIota(*dims) && dims->size() == type.dims().size()) return same(x);
       return nullptr;
     }
+    case Opcode::kCustomCall: {
+      const ir::Attribute* target = inst.attribute("call_target_name");
+      if (target != nullptr && target->kind == ir::Attribute::Kind::kString &&
+          target->s == "Sharding" && inst.operands().size() == 1) {
+        return same(inst.operand(0));
+      }
+      return nullptr;
+    }
     default:
       return nullptr;
   }
@@ -279,6 +291,7 @@ class AlgebraicSimplifierPass : public Pass {
     ValueMap replacements;
     bool changed = false;
     std::unordered_map<const ir::Value*, int64_t> uses = CountUses(module);
+    std::unordered_set<const ir::Instruction*> dropped;
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
         ir::Instruction& inst = *instruction;
@@ -295,12 +308,19 @@ class AlgebraicSimplifierPass : public Pass {
         if (inst.operands() != before) changed = true;
         if (replacement != nullptr && replacement != inst.result()) {
           replacements[inst.result()] = replacement;
+          if (inst.opcode() == Opcode::kCustomCall) dropped.insert(&inst);
         }
       }
     }
     if (!replacements.empty()) {
       ReplaceUses(module, replacements);
       changed = true;
+    }
+    // The sharding constraints replaced go too (DCE keeps every custom call): a reduction region
+    // is then its one op again (collective_reduction.h).
+    for (const auto& computation : module.computations()) {
+      computation->RemoveInstructionsIf(
+          [&](const ir::Instruction& inst) { return dropped.contains(&inst); });
     }
     return changed;
   }

@@ -274,6 +274,24 @@ func.func @main(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>) -> (tensor<2x3xf32>, t
   EXPECT_FALSE(ret->operand(2)->is_parameter());
 }
 
+TEST(PassesTest, AlgebraicSimplifierDropsShardingConstraintsLeftAfterPartitioning) {
+  // A constraint spmd-partition left in place (nothing split) is the value itself.
+  auto m = RunPassChecked(R"(
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.custom_call @Sharding(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+})", CreateAlgebraicSimplifierPass());
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->entry()->return_instruction()->operand(0)->is_parameter()) << m->ToString();
+  // Other custom calls stay.
+  auto kept = RunPassChecked(R"(
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.custom_call @LayoutConstraint(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+})", CreateAlgebraicSimplifierPass(), /*expect_changed=*/false);
+  ASSERT_NE(kept, nullptr);
+}
+
 TEST(PassesTest, AlgebraicSimplifierFoldsTransposeIntoItsOnlyDot) {
   // transpose(x^T . y) = y^T . x, the gradient-of-weights pattern: same products, same order.
   std::unique_ptr<ir::Module> m = RunPassChecked(R"(
