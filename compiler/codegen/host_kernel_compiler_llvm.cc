@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "compiler/codegen/scatter_emitter.h"
 #include "compiler/codegen/scan_emitter.h"
 #include "compiler/codegen/sort_emitter.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -387,9 +389,11 @@ absl::Status DumpModule(const llvm::Module& module, const std::string& path) {
   return absl::OkStatus();
 }
 
+// `counted`: whether the compile counts in the cache's counters (not PrimeOptimizedCodeGenerator's,
+// which compiles no kernel).
 absl::StatusOr<std::string> CompileShard(llvm::Module& module, KernelTier tier, HostJit& jit,
                                          const std::string& cache_dir, const std::string& dump_dir,
-                                         bool* cached, PhaseTimes* times) {
+                                         bool* cached, PhaseTimes* times, bool counted = true) {
   const bool quick = tier == KernelTier::kQuick;
   *cached = false;
   // LLVM aborts the process on invalid IR in codegen: verify first.
@@ -454,13 +458,63 @@ absl::StatusOr<std::string> CompileShard(llvm::Module& module, KernelTier tier, 
     if (cannot) return absl::InternalError("LLVM: the host target cannot emit object files");
   }
   times->codegen += MsSince(start);
-  CountKernelCompile();
+  if (counted) CountKernelCompile();
   std::string result(buffer.data(), buffer.size());
   if (!cache_dir.empty()) {
     // A cache that cannot be written only costs the next process a compile.
     WriteCachedKernels(cache_dir, key, result).IgnoreError();
   }
   return result;
+}
+
+// Constructs, on this thread and once per process, the function-local statics LLVM's optimizing
+// code generator makes on first use (SelectionDAG's list of extended value types, among others),
+// by compiling a small function at the background tier: an optimized, vectorized loop and
+// arithmetic on a vector type that is no machine type. It runs before the first background task
+// registers the queue's exit handler (background_compiler.h). Statics constructed after that
+// registration are destroyed before the handler runs, so a background compile still running at
+// exit read a destroyed SelectionDAG type list and crashed (a test binary crashed at exit in about
+// one run of 25 under load).
+void PrimeOptimizedCodeGenerator(HostJit& jit) {
+  static std::once_flag primed;
+  std::call_once(primed, [&jit] {
+    llvm::LLVMContext context;
+    llvm::Module module("ember_prime", context);
+    llvm::Type* f32 = llvm::Type::getFloatTy(context);
+    llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+    llvm::Type* ptr = llvm::PointerType::get(context, 0);
+    llvm::Type* odd = llvm::FixedVectorType::get(llvm::Type::getIntNTy(context, 7), 5);
+    llvm::Function* f = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, i64}, false),
+        llvm::Function::ExternalLinkage, "ember_prime", module);
+    llvm::BasicBlock* entry = llvm::BasicBlock::Create(context, "entry", f);
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(context, "loop", f);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(context, "done", f);
+    llvm::IRBuilder<> b(entry);
+    llvm::Value* n = f->getArg(2);
+    llvm::Value* v = b.CreateLoad(odd, f->getArg(1));
+    b.CreateStore(b.CreateMul(b.CreateAdd(v, v), v), f->getArg(1));
+    b.CreateCondBr(b.CreateICmpSGT(n, b.getInt64(0)), loop, done);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* i = b.CreatePHI(i64, 2);
+    i->addIncoming(b.getInt64(0), entry);
+    llvm::Value* at = b.CreateGEP(f32, f->getArg(0), i);
+    llvm::Value* x = b.CreateLoad(f32, at);
+    llvm::Value* y = b.CreateFAdd(b.CreateFMul(x, llvm::ConstantFP::get(f32, 2.0)),
+                                  llvm::ConstantFP::get(f32, 1.0));
+    b.CreateStore(b.CreateSelect(b.CreateFCmpOLT(y, x), x, y), at);
+    llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+    i->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpSLT(next, n), loop, done);
+    b.SetInsertPoint(done);
+    b.CreateRetVoid();
+    bool unused;
+    PhaseTimes times;
+    // (Its object is not loaded; a failure here fails the real compiles the same way.)
+    CompileShard(module, KernelTier::kOptimized, jit, /*cache_dir=*/"", /*dump_dir=*/"", &unused,
+                 &times, /*counted=*/false)
+        .IgnoreError();
+  });
 }
 
 }  // namespace
@@ -537,6 +591,9 @@ absl::Status HostKernelCompiler::Compile() {
   }
   impl_->code = std::shared_ptr<const void>(owners, owners.get());
   impl_->shards.clear();  // the modules and contexts
+  if (!impl_->background_shards.empty() || !impl_->tiered_shards.empty()) {
+    PrimeOptimizedCodeGenerator(*jit);
+  }
   // A task per shard, the waited-for code first: the queue's workers compile them side by side,
   // in this order.
   for (auto* shards : {&impl_->background_shards, &impl_->tiered_shards}) {
