@@ -247,9 +247,7 @@ absl::Status DecompositionThunk::Run(HostRunContext& context) const {
   if (batch_ == 0 || n_ == 0) return absl::OkStatus();
   const uint8_t* in = context.Address(operand_);
   std::vector<uint8_t*> out;
-  for (const ValueRef& ref : results_) {
-    out.push_back(ref.kind == ValueRef::Kind::kOther ? nullptr : context.Address(ref));
-  }
+  for (const ValueRef& ref : results_) out.push_back(context.Address(ref));  // null: unread
   // A matrix is O(n^3) work: one per item of the pool's split.
   context.pool().ParallelFor(batch_, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {

@@ -19,7 +19,6 @@ namespace {
 using eval::FftComplex;
 using ir::ElementType;
 
-
 // Every float and complex type: f32, f64, c64 and c128, and the narrow floats (bf16, f16, the
 // f8 types) stored as they are and read through f32, as the evaluator reads them.
 bool Supported(ElementType t) { return ir::IsFloat(t) || ir::IsComplex(t); }
@@ -66,7 +65,7 @@ template <typename T>
 void Narrow(const FftComplex* in, uint8_t* out, int64_t begin, int64_t end) {
   T* to = reinterpret_cast<T*>(out);
   for (int64_t i = begin; i < end; ++i) {
-    if constexpr (fast::kIsNarrowFloat<T>) {
+    if constexpr (fast::kIsNarrowFloat<T>) {  // (the verifier gives no fft such a result)
       to[i] = T::FromDouble(in[i].real());
     } else if constexpr (std::is_floating_point_v<T>) {
       to[i] = static_cast<T>(in[i].real());

@@ -1060,11 +1060,7 @@ class HostCompilation {
   // A chlo.top_k selected natively (TopKThunk); null for other custom calls, and for a top_k
   // it does not take, with the reason in the cost report (the evaluator's op table runs it).
   std::unique_ptr<HostThunk> TopK(const ir::Instruction& op, const std::string& name) {
-    const ir::Attribute* target = op.attribute("call_target_name");
-    if (target == nullptr || target->kind != ir::Attribute::Kind::kString ||
-        target->s != "chlo.top_k") {
-      return nullptr;
-    }
+    if (CustomCallTarget(op) != "chlo.top_k") return nullptr;
     std::string why = TopKThunk::Refusal(op);
     if (why.empty() && refs_.at(op.operand(0)).kind == ValueRef::Kind::kOther) {
       why = "its operand has no buffer";

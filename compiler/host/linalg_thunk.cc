@@ -301,33 +301,34 @@ absl::Status LinalgThunk::RunNarrow(HostRunContext& context, const Arrays& array
   // (ember_lu's s32 pivots and permutation) as they are.
   const fast::F32Converter convert(type_);
   ScratchMemory memory;
-  Arrays wide;
-  auto widened = [&](const Array& array, uint8_t* at) -> absl::StatusOr<uint8_t*> {
-    if (array.type != type_) return at;
+  // An f32 copy for an array of the narrow type, null for the others.
+  auto f32_copy = [&](const Array& array) -> absl::StatusOr<float*> {
+    if (array.type != type_) return nullptr;
     EMBER_ASSIGN_OR_RETURN(
         void* p, memory.Allocate(std::max<int64_t>(1, array.elements) * sizeof(float), name()));
-    return static_cast<uint8_t*>(p);
+    return static_cast<float*>(p);
   };
+  Arrays wide;
   for (size_t i = 0; i < operands_.size(); ++i) {
-    uint8_t* from = const_cast<uint8_t*>(arrays.operands[i]);
-    EMBER_ASSIGN_OR_RETURN(uint8_t * to, widened(operand_arrays_[i], from));
-    if (to != from) {
-      convert.WidenAll(from, operand_arrays_[i].elements, reinterpret_cast<float*>(to),
-                       context.pool());
+    EMBER_ASSIGN_OR_RETURN(float* copy, f32_copy(operand_arrays_[i]));
+    if (copy != nullptr) {
+      convert.WidenAll(arrays.operands[i], operand_arrays_[i].elements, copy, context.pool());
     }
-    wide.operands.push_back(to);
+    wide.operands.push_back(copy != nullptr ? reinterpret_cast<const uint8_t*>(copy)
+                                            : arrays.operands[i]);
   }
+  std::vector<float*> result_copies;
   for (size_t r = 0; r < results_.size(); ++r) {
-    EMBER_ASSIGN_OR_RETURN(uint8_t * to, widened(result_arrays_[r], arrays.results[r]));
-    wide.results.push_back(to);
+    EMBER_ASSIGN_OR_RETURN(float* copy, f32_copy(result_arrays_[r]));
+    result_copies.push_back(copy);
+    wide.results.push_back(copy != nullptr ? reinterpret_cast<uint8_t*>(copy)
+                                           : arrays.results[r]);
   }
   EMBER_RETURN_IF_ERROR(RunTyped<float>(context, wide));
   for (size_t r = 0; r < results_.size(); ++r) {
-    if (wide.results[r] == arrays.results[r] || results_[r].kind == ValueRef::Kind::kOther) {
-      continue;
-    }
-    convert.NarrowAll(reinterpret_cast<const float*>(wide.results[r]), result_arrays_[r].elements,
-                      arrays.results[r], context.pool());
+    if (result_copies[r] == nullptr || results_[r].kind == ValueRef::Kind::kOther) continue;
+    convert.NarrowAll(result_copies[r], result_arrays_[r].elements, arrays.results[r],
+                      context.pool());
   }
   return absl::OkStatus();
 }

@@ -153,14 +153,9 @@ ir::Value* Simplify(ir::Instruction& inst) {
       if (IsIota(*dims) && dims->size() == type.dims().size()) return same(x);
       return nullptr;
     }
-    case Opcode::kCustomCall: {
-      const ir::Attribute* target = inst.attribute("call_target_name");
-      if (target != nullptr && target->kind == ir::Attribute::Kind::kString &&
-          target->s == "Sharding" && inst.operands().size() == 1) {
-        return same(inst.operand(0));
-      }
+    case Opcode::kCustomCall:
+      if (IsShardingConstraint(inst) && inst.operands().size() == 1) return same(inst.operand(0));
       return nullptr;
-    }
     default:
       return nullptr;
   }
@@ -318,9 +313,11 @@ class AlgebraicSimplifierPass : public Pass {
     }
     // The sharding constraints replaced go too (DCE keeps every custom call): a reduction region
     // is then its one op again (collective_reduction.h).
-    for (const auto& computation : module.computations()) {
-      computation->RemoveInstructionsIf(
-          [&](const ir::Instruction& inst) { return dropped.contains(&inst); });
+    if (!dropped.empty()) {
+      for (const auto& computation : module.computations()) {
+        computation->RemoveInstructionsIf(
+            [&](const ir::Instruction& inst) { return dropped.contains(&inst); });
+      }
     }
     return changed;
   }

@@ -1,5 +1,7 @@
 #include "compiler/passes/collective_reduction.h"
 
+#include "compiler/passes/rewrite.h"
+
 namespace ember::passes {
 
 using collectives::DataType;
@@ -44,10 +46,8 @@ std::optional<ReductionKind> RegionReductionKind(const ir::Computation& region,
   const ir::Value* returned = ret->operand(0);
   if (count == 3) {
     const ir::Instruction* note = returned->producer();
-    const ir::Attribute* target = note == nullptr ? nullptr : note->attribute("call_target_name");
-    if (note == nullptr || note->opcode() != ir::Opcode::kCustomCall || target == nullptr ||
-        target->kind != ir::Attribute::Kind::kString || target->s != "Sharding" ||
-        note->operands().size() != 1 || note->num_results() != 1) {
+    if (note == nullptr || !IsShardingConstraint(*note) || note->operands().size() != 1 ||
+        note->num_results() != 1) {
       return std::nullopt;
     }
     returned = note->operand(0);

@@ -52,6 +52,13 @@ const ir::Literal* ConstantLiteral(const ir::Value* v) {
   return a->literal.get();
 }
 
+bool IsShardingConstraint(const ir::Instruction& instruction) {
+  if (instruction.opcode() != ir::Opcode::kCustomCall) return false;
+  const ir::Attribute* target = instruction.attribute("call_target_name");
+  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
+         target->s == "Sharding";
+}
+
 bool HasSideEffects(const ir::Instruction& instruction) {
   using ir::Opcode;
   switch (instruction.opcode()) {

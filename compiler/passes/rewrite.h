@@ -25,6 +25,9 @@ int64_t ReplaceUses(ir::Module& module, const ValueMap& replacements);
 // Uses of every value across the module (operands of all computations, regions included).
 std::unordered_map<const ir::Value*, int64_t> CountUses(const ir::Module& module);
 
+// A GSPMD sharding constraint: custom_call @Sharding (the value itself, annotated).
+bool IsShardingConstraint(const ir::Instruction& instruction);
+
 // True for instructions that must not be removed, merged or evaluated at compile time:
 // side effects, collectives, randomness, host callbacks, tokens.
 bool HasSideEffects(const ir::Instruction& instruction);

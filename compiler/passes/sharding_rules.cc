@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/passes/rewrite.h"
 
 namespace ember::passes {
 
@@ -634,13 +635,6 @@ bool IsElementwise(ir::Opcode op) {
     default:
       return false;
   }
-}
-
-bool IsShardingConstraint(const ir::Instruction& inst) {
-  if (inst.opcode() != ir::Opcode::kCustomCall) return false;
-  const ir::Attribute* target = inst.attribute("call_target_name");
-  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
-         target->s == "Sharding";
 }
 
 }  // namespace

@@ -88,20 +88,13 @@ bool SameAxisSet(const std::vector<ir::MeshAxisRef>& a, const std::vector<ir::Me
   });
 }
 
-bool IsConstraint(const ir::Instruction& inst) {
-  if (inst.opcode() != ir::Opcode::kCustomCall) return false;
-  const ir::Attribute* target = inst.attribute("call_target_name");
-  return target != nullptr && target->kind == ir::Attribute::Kind::kString &&
-         target->s == "Sharding";
-}
-
 // Is `v` all zeros (a zero constant, broadcast, reshaped or under a sharding constraint)?
 bool IsZeros(const ir::Value* v) {
   for (int depth = 0; depth < 4 && v->producer() != nullptr; ++depth) {
     const ir::Instruction& producer = *v->producer();
     if (producer.opcode() != ir::Opcode::kBroadcastInDim &&
         producer.opcode() != ir::Opcode::kReshape &&
-        !(IsConstraint(producer) && producer.operands().size() == 1)) {
+        !(IsShardingConstraint(producer) && producer.operands().size() == 1)) {
       break;
     }
     v = producer.operand(0);
@@ -456,7 +449,7 @@ class Partitioner {
 
   absl::Status Emit(const ir::Instruction& inst) {
     if (IsManualComputation(inst)) return EmitManual(inst);
-    if (IsConstraint(inst) && inst.operands().size() == 1 && inst.num_results() == 1) {
+    if (IsShardingConstraint(inst) && inst.operands().size() == 1 && inst.num_results() == 1) {
       // The value itself, split (and left unreduced) as the constraint says.
       Want want{Assigned(inst, 0), {}};
       if (const ir::Attribute* stated = StatedSharding(inst.attributes());
@@ -522,7 +515,7 @@ class Partitioner {
     std::vector<std::vector<ir::MeshAxisRef>> unreduced(results.size());
     for (size_t k = 0; loop && k < results.size() && k < inst.operands().size(); ++k) {
       const ir::Value* v = inst.operand(k);
-      if (v->producer() == nullptr || !IsConstraint(*v->producer())) continue;
+      if (v->producer() == nullptr || !IsShardingConstraint(*v->producer())) continue;
       EMBER_ASSIGN_OR_RETURN(const Held* h, Get(v));
       if (!h->partial.empty() &&
           (h->partial_op == nullptr ||
@@ -1559,7 +1552,7 @@ absl::Status PartitionEntry(ir::Module& module, ir::Computation& entry, ir::Mesh
     for (const auto& inst : c->instructions()) {
       for (const ir::Computation* r : inst->regions()) ++ctx.region_uses[r];
       if (inst->callee() != nullptr) ++ctx.callee_uses[inst->callee()];
-      if (IsManualComputation(*inst) || IsConstraint(*inst)) continue;
+      if (IsManualComputation(*inst) || IsShardingConstraint(*inst)) continue;
       std::optional<ShardingRule>& rule = ctx.rules[inst.get()];
       EMBER_ASSIGN_OR_RETURN(rule, RuleOf(*inst));
       if (!rule.has_value() && manual.contains(c)) {
